@@ -1,0 +1,85 @@
+"""The sandbox provider: deterministic, no network, with faults injected per integration.
+
+Faults live in the integration's provider state: `{"faults": {"<operation>": "<kind>[:<times>]"}}`, where
+operation is `dynamic_options`, `publish` or `delete_post` and kind is a provider error kind or `malformed`.
+With `:<times>` the fault fires that many times, then the call succeeds (a transient failure that heals).
+Every call is appended to `calls`, so tests can prove an operation called no provider.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from providers.base import Account, Options, PostRequest, PostResult, ProviderError
+
+PRIVACY_LEVELS = [
+    {"value": "PUBLIC_TO_EVERYONE", "label": "Everyone"},
+    {"value": "MUTUAL_FOLLOW_FRIENDS", "label": "Friends"},
+    {"value": "FOLLOWER_OF_CREATOR", "label": "Followers"},
+    {"value": "SELF_ONLY", "label": "Only me"},
+]
+DEFAULT_BOARDS = [
+    {"value": "board_recipes", "label": "Recipes"},
+    {"value": "board_inspiration", "label": "Inspiration"},
+]
+
+
+class SandboxProvider:
+    name = "sandbox"
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self._fired: dict[tuple[str, str], int] = {}
+
+    def _fault(self, account: Account, operation: str) -> None:
+        spec = (account.state.get("faults") or {}).get(operation)
+        if not spec:
+            return
+        kind, _, times = str(spec).partition(":")
+        key = (account.integration_id, operation)
+        if times:
+            if self._fired.get(key, 0) >= int(times):
+                return
+            self._fired[key] = self._fired.get(key, 0) + 1
+        if kind == "expired_credentials":
+            kind = "reauth_required"
+        raise ProviderError(kind, f"sandbox fault: {kind}", retry_after=1.0 if kind == "rate_limited" else None)
+
+    async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
+        self.calls.append({"op": "dynamic_options", "integration_id": account.integration_id, "refresh": refresh})
+        if account.status != "connected":
+            raise ProviderError("reauth_required", "the account's credentials are no longer valid")
+        self._fault(account, "dynamic_options")
+        if kind == "creator_privacy_levels":
+            allowed = account.state.get("privacy_levels")
+            options = [o for o in PRIVACY_LEVELS if allowed is None or o["value"] in allowed]
+            constraints = {
+                "comments_disabled": bool(account.state.get("comments_disabled", False)),
+                "duets_disabled": bool(account.state.get("duets_disabled", False)),
+                "stitches_disabled": bool(account.state.get("stitches_disabled", False)),
+            }
+            result = Options(kind, options, constraints)
+        elif kind == "pinterest_boards":
+            result = Options(kind, list(account.state.get("boards") or DEFAULT_BOARDS))
+        else:
+            raise ProviderError("malformed", f"no dynamic options of kind {kind}")
+        if refresh:
+            # A refresh rotates the sandbox token, as real providers do on a token refresh.
+            generation = int((account.credentials or {}).get("generation", 0)) + 1
+            result.new_credentials = {**(account.credentials or {}), "generation": generation}
+        return result
+
+    async def publish(self, account: Account, post: PostRequest) -> PostResult:
+        self.calls.append({"op": "publish", "integration_id": account.integration_id,
+                           "token": post.idempotency_token, "platform": post.platform})
+        if account.status != "connected":
+            raise ProviderError("reauth_required", "the account's credentials are no longer valid")
+        self._fault(account, "publish")
+        digest = hashlib.sha256(f"{account.integration_id}|{post.idempotency_token}".encode()).hexdigest()[:16]
+        return PostResult(publish_id=f"sbx_{digest}",
+                          permalink_url=f"https://sandbox.socialpub.invalid/{post.platform}/posts/{digest}")
+
+    async def delete_post(self, account: Account, publish_id: str) -> None:
+        self.calls.append({"op": "delete_post", "integration_id": account.integration_id, "publish_id": publish_id})
+        self._fault(account, "delete_post")

@@ -1,0 +1,132 @@
+"""Agent context, brand context and the older brand shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from schemas.envelope import Link
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Actor(_Out):
+    user_id: str
+
+
+class WorkspaceRef(_Out):
+    id: str
+    name: str
+
+
+class ApiKeyInfo(_Out):
+    id: str
+    name: str
+    scopes: list[str]
+    brand_access: str  # "all" or "restricted"
+    brand_ids: list[str]
+
+
+class ContextBrandLinks(_Out):
+    # TODO(integration): required once targets, media and content endpoints have landed.
+    targets: Link | None = None
+    media_imports: Link | None = None
+    content_items: Link | None = None
+
+
+class ContextBrand(_Out):
+    id: str
+    name: str
+    links: ContextBrandLinks
+
+
+class ContextLinks(_Out):
+    platform_capabilities: Link
+
+
+class AgentContext(_Out):
+    actor: Actor
+    workspace: WorkspaceRef
+    api_key: ApiKeyInfo
+    brands: list[ContextBrand]
+    links: ContextLinks
+
+
+class BrandInfo(_Out):
+    id: str
+    name: str
+    description: str | None
+    website: str | None
+    category: str | None
+    timezone: str | None
+
+
+class CallToAction(_Out):
+    text: str | None
+    url: str | None
+
+
+class Identity(_Out):
+    logo_url: str | None
+    logo_light_url: str | None
+    logo_dark_url: str | None
+    colors: list[str] | None
+    title_font: str | None
+    body_font: str | None
+
+
+class Voice(_Out):
+    custom_instructions: str | None
+    profile: str | None
+    strategy: str | None
+    default_call_to_action: CallToAction | None
+
+
+class LinkInBio(_Out):
+    status: str
+    handle: str | None
+    url: str | None
+    published_at: str | None
+
+
+class BrandContextLinks(_Out):
+    self: Link
+    labels: Link | None = None
+    targets: Link | None = None
+
+
+class BrandContext(_Out):
+    brand: BrandInfo
+    identity: Identity
+    voice: Voice
+    link_in_bio: LinkInBio
+    links: BrandContextLinks
+
+
+class ContentPreferences(BaseModel):
+    default_cta: str | None = None
+    logo_frequency: str | None = None
+    cta_frequency: str | None = None
+
+
+class Brand(_Out):
+    """The older list/get shape."""
+
+    id: str
+    name: str
+    description: str | None
+    logo_url: str | None
+    logo_light_url: str | None
+    logo_dark_url: str | None
+    timezone: str | None
+    website: str | None
+    business_category: str | None
+    brand_kit: dict[str, Any] | None
+    content_preferences: ContentPreferences | None
+    image_posting: str | None
+    video_posting: str | None
+    created_at: str
+    updated_at: str

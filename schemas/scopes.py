@@ -1,0 +1,70 @@
+"""The scope table of the spec's Authentication section; every other list of scopes derives from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Scope:
+    name: str
+    grants: str
+    # Listed by the default `GET /v1/context`; scopes added after that list was fixed appear only with
+    # `scope_disclosure=effective`.
+    default_disclosed: bool = True
+    # Never listed by `scope_disclosure=effective` (administrative or credential-affecting).
+    sensitive: bool = False
+
+
+SCOPES: tuple[Scope, ...] = (
+    Scope("brands:read", "list and get brands"),
+    Scope("integrations:read", "list targets and integrations; read live TikTok privacy choices"),
+    Scope("integrations:write", "refresh live TikTok privacy choices (may rotate credentials or mark reauthorisation)",
+          sensitive=True),
+    Scope("media:read", "read one media item, list media"),
+    Scope("media:write", "upload, import, create repair derivative"),
+    Scope("posts:read", "brand context, labels, content items, drafts, Link in bio, Autopilot plans"),
+    Scope("posts:write", "create or edit unused drafts, delete them, update TikTok privacy, approve and regenerate "
+          "Autopilot ideas; needed with schedule:write to move a schedule to drafts"),
+    Scope("schedule:read", "read Schedules, receipts, queues, publish runs"),
+    Scope("schedule:write", "preflight, manage Schedules, queues, publish runs"),
+    Scope("publish:execute", "Publishing permission: post to connected accounts; required when approval_status is "
+          "approved"),
+    Scope("publications:read", "publications, History", default_disclosed=False),
+    Scope("notifications:read", "read own notifications and notification settings", default_disclosed=False),
+    Scope("notifications:write", "update and revert notification settings"),
+    Scope("ideas:read", "ideas"),
+    Scope("ideas:write", "ideas"),
+    Scope("labels:read", "labels (older routes)"),
+    Scope("labels:write", "labels (older routes)"),
+    Scope("snippets:read", "snippets"),
+    Scope("snippets:write", "snippets"),
+    Scope("community:read", "community routes", sensitive=True),
+    Scope("community:write", "community routes", sensitive=True),
+    Scope("admin:read", "admin marketing routes", sensitive=True),
+    Scope("admin:marketing", "admin marketing routes", sensitive=True),
+)
+
+BY_NAME: dict[str, Scope] = {s.name: s for s in SCOPES}
+ALL_SCOPES: tuple[str, ...] = tuple(s.name for s in SCOPES)
+
+ROLES: tuple[str, ...] = ("member", "admin", "super_admin")
+ADMIN_ROLES: tuple[str, ...] = ("admin", "super_admin")
+
+
+def parse_scopes(text: str) -> tuple[str, ...]:
+    """`all` or a comma list, validated against the table; returned in table order."""
+    if text.strip() == "all":
+        return ALL_SCOPES
+    wanted = {s.strip() for s in text.split(",") if s.strip()}
+    unknown = sorted(wanted - BY_NAME.keys())
+    if unknown:
+        raise ValueError(f"unknown scopes: {', '.join(unknown)}; known: {', '.join(ALL_SCOPES)}")
+    return tuple(s for s in ALL_SCOPES if s in wanted)
+
+
+def disclosed(held: frozenset[str] | set[str], effective: bool) -> list[str]:
+    """The scope list `GET /v1/context` reports (see docs/decisions.md, 'Context scope disclosure')."""
+    if effective:
+        return [s.name for s in SCOPES if s.name in held and not s.sensitive]
+    return [s.name for s in SCOPES if s.name in held and s.default_disclosed]

@@ -1,0 +1,67 @@
+"""Service configuration, read once from the environment (see the README's configuration table)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+
+def default_home() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "socialpub"
+
+
+class Settings(BaseModel):
+    home: Path = Field(default_factory=default_home)
+    database_url: str | None = None
+    # Per-key request budget: `rate_limit_requests` per `rate_limit_window` seconds (0 disables).
+    rate_limit_requests: int = 600
+    rate_limit_window: float = 60.0
+    # Largest JSON request body accepted, in bytes.
+    max_body_bytes: int = 1_048_576
+    # Public base address of this service (bio pages, upload capabilities).
+    public_url: str = "http://127.0.0.1:8000"
+    # Public base of served media assets: download URLs are `{media_url}/assets/<opaque_id>`.
+    media_url: str | None = None
+    # Hosts allowed to resolve to private addresses in URL fetches (tests, private deployments).
+    fetch_allow_hosts: tuple[str, ...] = ()
+    api_key: str | None = None  # stdio MCP and single-user local HTTP MCP
+    worker_enabled: bool = True
+    # Validate every success payload against its declared response schema (tests turn this on).
+    validate_responses: bool = False
+    upgrade_url: str = "https://socialpub.example/pricing"
+
+    @property
+    def resolved_media_url(self) -> str:
+        return (self.media_url or f"{self.public_url.rstrip('/')}/media").rstrip("/")
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite+aiosqlite:///{self.home / 'socialpub.db'}"
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Settings:
+        env = os.environ
+        values: dict[str, object] = {}
+        if env.get("SOCIALPUB_HOME"):
+            values["home"] = Path(env["SOCIALPUB_HOME"]).expanduser()
+        if env.get("SOCIALPUB_DATABASE_URL"):
+            values["database_url"] = env["SOCIALPUB_DATABASE_URL"]
+        if env.get("SOCIALPUB_RATE_LIMIT"):
+            requests, _, window = env["SOCIALPUB_RATE_LIMIT"].partition("/")
+            values["rate_limit_requests"] = int(requests)
+            values["rate_limit_window"] = float(window or 60)
+        if env.get("SOCIALPUB_PUBLIC_URL"):
+            values["public_url"] = env["SOCIALPUB_PUBLIC_URL"].rstrip("/")
+        if env.get("SOCIALPUB_MEDIA_URL"):
+            values["media_url"] = env["SOCIALPUB_MEDIA_URL"].rstrip("/")
+        if env.get("SOCIALPUB_FETCH_ALLOW_HOSTS"):
+            values["fetch_allow_hosts"] = tuple(
+                h.strip().lower() for h in env["SOCIALPUB_FETCH_ALLOW_HOSTS"].split(",") if h.strip())
+        if env.get("SOCIALPUB_API_KEY"):
+            values["api_key"] = env["SOCIALPUB_API_KEY"]
+        if env.get("SOCIALPUB_WORKER", "").lower() in ("0", "false", "off", "no"):
+            values["worker_enabled"] = False
+        values.update(overrides)
+        return cls(**values)

@@ -1,0 +1,1 @@
+"""Adapters and processes: dispatch, REST app, MCP server, publishing worker, CLI."""

@@ -1,0 +1,57 @@
+"""Assemble one process: runtime, dispatcher, the REST app (MCP transports mount here too), the worker."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+from starlette.applications import Starlette
+
+from schemas.settings import Settings
+from server.dispatch import Dispatcher
+from server.rest import rest_app
+from server.worker import Worker
+from storage.migrate import check_current
+from tools.runtime import Runtime
+
+log = logging.getLogger("socialpub")
+
+# Extra routes and lifespans contributed by other adapters (MCP transports, asset serving, bio pages):
+# each is `fn(rt, dispatcher) -> list[route]`.
+ROUTE_PROVIDERS: list[Any] = []
+
+
+def build_app(rt: Runtime, *, run_worker: bool | None = None, check_schema: bool = True,
+              dispatcher: Dispatcher | None = None, extra_routes: list[Any] | None = None,
+              extra_lifespans: list[Any] | None = None) -> Starlette:
+    dispatcher = dispatcher or Dispatcher(rt)
+    worker_on = rt.settings.worker_enabled if run_worker is None else run_worker
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if check_schema:
+            await check_current(rt.db)
+        async with contextlib.AsyncExitStack() as stack:
+            for enter in extra_lifespans or []:
+                await stack.enter_async_context(enter(app))
+            async with anyio.create_task_group() as tg:
+                if worker_on:
+                    tg.start_soon(Worker(rt).run_forever)
+                yield
+                tg.cancel_scope.cancel()
+
+    routes = list(extra_routes or [])
+    for provide in ROUTE_PROVIDERS:
+        routes.extend(provide(rt, dispatcher))
+    app = rest_app(dispatcher, extra_routes=routes, lifespan=lifespan)
+    app.state.runtime = rt
+    app.state.dispatcher = dispatcher
+    return app
+
+
+def app_from_env() -> Starlette:
+    """ASGI factory for `uvicorn --factory server.app:app_from_env`."""
+    return build_app(Runtime.from_settings(Settings.from_env()))

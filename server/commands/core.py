@@ -1,0 +1,169 @@
+"""init, workspaces, brands, keys, integrations: the operator's dashboard."""
+
+from __future__ import annotations
+
+import argparse
+
+from sqlmodel import select
+
+from schemas.scopes import parse_scopes
+from server.cli import add_json_flag, emit, run_with_runtime
+from storage.migrate import check_current, upgrade
+from storage.tables.accounts import Workspace
+from storage.tables.brands import Brand
+from tools import operator
+from tools.brands import older_brand
+from tools.runtime import Runtime
+
+DEMO_WORKSPACE = "Demo workspace"
+
+
+def key_out(key, secret: str | None, role: str) -> dict:
+    out = {"id": key.id, "name": key.name, "workspace_id": key.workspace_id, "user_id": key.user_id, "role": role,
+           "scopes": key.scopes, "brand_ids": key.brand_ids}
+    if secret:
+        out["secret"] = secret
+    return out
+
+
+def integration_out(i) -> dict:
+    return {"id": i.id, "brand_id": i.brand_id, "platform": i.platform, "status": i.status,
+            "display_name": i.display_name, "username": i.username}
+
+
+async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
+    await upgrade(rt.db)
+    now = rt.clock.now()
+    async with rt.db.session(write=True) as session:
+        if args.demo:
+            existing = (await session.exec(select(Workspace).where(Workspace.name == DEMO_WORKSPACE))).first()
+            if existing is None:
+                seeded = await operator.seed_demo(session, now)
+                ws, key, secret = seeded["workspace"], seeded["key"], seeded["secret"]
+                brands = seeded["brands"]
+            else:
+                # Re-running prints a fresh key for the existing demo instead of seeding a second demo.
+                ws = existing
+                key, secret = await operator.create_key(session, now, ws, "Demo full-access key",
+                                                        parse_scopes("all"), role="admin")
+                brands = (await session.exec(select(Brand).where(Brand.workspace_id == ws.id)
+                                             .order_by(Brand.created_at, Brand.id))).all()
+            obj = {"database": rt.db.url, "workspace": {"id": ws.id, "name": ws.name},
+                   "brands": [{"id": b.id, "name": b.name} for b in brands], "api_key": key_out(key, secret, "admin")}
+            text = (f"Database ready: {rt.db.url}\nWorkspace {ws.name} ({ws.id})\n"
+                    + "".join(f"  brand {b.name} ({b.id})\n" for b in brands)
+                    + f"API key (shown once, all scopes):\n  {secret}\n"
+                    f"Try: curl -H 'Authorization: Bearer {secret}' http://127.0.0.1:8000/v1/context")
+        else:
+            ws = (await session.exec(select(Workspace).limit(1))).first()
+            if ws is None:
+                ws = await operator.create_workspace(session, now, args.workspace_name)
+            obj = {"database": rt.db.url, "workspace": {"id": ws.id, "name": ws.name}}
+            text = f"Database ready: {rt.db.url}\nWorkspace {ws.name} ({ws.id})"
+    emit(args, obj, text)
+
+
+async def cmd_workspaces_create(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    async with rt.db.session(write=True) as session:
+        ws = await operator.create_workspace(session, rt.clock.now(), args.name)
+    emit(args, {"id": ws.id, "name": ws.name, "plan_id": ws.plan_id}, f"Workspace {ws.name} ({ws.id})")
+
+
+async def cmd_brands_create(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    async with rt.db.session(write=True) as session:
+        ws = await operator.default_workspace(session, args.workspace)
+        brand = await operator.create_brand(session, rt.clock.now(), ws, args.name, timezone=args.timezone,
+                                            website=args.website, category=args.category,
+                                            description=args.description)
+    emit(args, older_brand(brand), f"Brand {brand.name} ({brand.id})")
+
+
+async def cmd_keys_create(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    try:
+        scopes = parse_scopes(args.scopes)
+    except ValueError as exc:
+        raise operator.OperatorError(str(exc)) from exc
+    brand_ids = [b.strip() for b in args.brands.split(",") if b.strip()] if args.brands else None
+    async with rt.db.session(write=True) as session:
+        ws = await operator.default_workspace(session, args.workspace)
+        key, secret = await operator.create_key(session, rt.clock.now(), ws, args.name, scopes, brand_ids=brand_ids,
+                                                role=args.role, user_id=args.user)
+    emit(args, key_out(key, secret, args.role),
+         f"API key {key.name} ({key.id}), role {args.role}, scopes: {', '.join(key.scopes)}\n"
+         f"Secret (shown once, store it now):\n  {secret}")
+
+
+async def cmd_keys_revoke(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    async with rt.db.session(write=True) as session:
+        key = await operator.revoke_key(session, rt.clock.now(), args.key_id)
+    emit(args, {"id": key.id, "name": key.name, "revoked": True}, f"Revoked API key {key.name} ({key.id})")
+
+
+async def cmd_integrations_connect(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    async with rt.db.session(write=True) as session:
+        brand = await session.get(Brand, args.brand)
+        if brand is None:
+            raise operator.OperatorError(f"no brand {args.brand}")
+        integration = await operator.connect_integration(
+            session, rt.clock.now(), brand, args.platform, display_name=args.display_name, username=args.username,
+            status=args.status)
+    emit(args, integration_out(integration),
+         f"Connected sandbox {integration.platform} account {integration.display_name} ({integration.id}), "
+         f"status {integration.status}")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("init", help="create or migrate the database; --demo seeds a demo workspace")
+    p.add_argument("--demo", action="store_true", help="seed two brands, sandbox accounts and a full-scope key")
+    p.add_argument("--workspace-name", default="Default workspace", help="name of the first workspace")
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_init))
+
+    ws = sub.add_parser("workspaces", help="manage workspaces").add_subparsers(dest="action", required=True)
+    p = ws.add_parser("create", help="create a workspace")
+    p.add_argument("--name", required=True)
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_workspaces_create))
+
+    brands = sub.add_parser("brands", help="manage brands").add_subparsers(dest="action", required=True)
+    p = brands.add_parser("create", help="create a brand")
+    p.add_argument("--name", required=True)
+    p.add_argument("--timezone", default="UTC", help="IANA timezone (default UTC)")
+    p.add_argument("--website")
+    p.add_argument("--category")
+    p.add_argument("--description")
+    p.add_argument("--workspace", help="workspace ID (needed when there are several)")
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_brands_create))
+
+    keys = sub.add_parser("keys", help="manage API keys").add_subparsers(dest="action", required=True)
+    p = keys.add_parser("create", help="create an API key; the secret is printed once")
+    p.add_argument("--name", required=True)
+    p.add_argument("--scopes", required=True, help="comma-separated scopes, or `all`")
+    p.add_argument("--brands", help="comma-separated brand IDs to restrict the key to")
+    p.add_argument("--role", default="member", choices=["member", "admin", "super_admin"],
+                   help="role of the key's owner (default member)")
+    p.add_argument("--user", help="existing user ID to own the key (default: a new user)")
+    p.add_argument("--workspace", help="workspace ID (needed when there are several)")
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_keys_create))
+    p = keys.add_parser("revoke", help="revoke an API key")
+    p.add_argument("key_id")
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_keys_revoke))
+
+    integrations = sub.add_parser("integrations", help="manage connected accounts").add_subparsers(
+        dest="action", required=True)
+    p = integrations.add_parser("connect", help="connect a sandbox account to a brand")
+    p.add_argument("--brand", required=True)
+    p.add_argument("--platform", required=True)
+    p.add_argument("--display-name")
+    p.add_argument("--username")
+    p.add_argument("--status", default="connected", choices=list(operator.INTEGRATION_STATUSES))
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_integrations_connect))

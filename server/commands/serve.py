@@ -1,0 +1,47 @@
+"""serve and worker."""
+
+from __future__ import annotations
+
+import argparse
+
+import anyio
+import uvicorn
+
+from schemas.settings import Settings
+from server.app import build_app
+from server.cli import run_with_runtime
+from server.worker import Worker
+from storage.migrate import check_current
+from tools.runtime import Runtime
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    settings = Settings.from_env(**({"worker_enabled": False} if args.no_worker else {}))
+    rt = Runtime.from_settings(settings)
+    # Fail fast with the migration message instead of a stack trace from inside uvicorn's lifespan.
+    anyio.run(check_current, rt.db)
+    app = build_app(rt)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(), lifespan="on")
+    return 0
+
+
+async def cmd_worker(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    worker = Worker(rt)
+    if args.once:
+        done = await worker.run_once()
+        print(f"worker pass done: {done} item(s) processed")
+    else:
+        await worker.run_forever()
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="serve the REST API (and MCP over HTTP) with the worker in-process")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--no-worker", action="store_true", help="do not run the publishing worker in this process")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("worker", help="run the publishing worker")
+    p.add_argument("--once", action="store_true", help="process what is due now, then exit")
+    p.set_defaults(func=run_with_runtime(cmd_worker))

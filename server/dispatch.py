@@ -1,0 +1,315 @@
+"""The request path shared by REST and MCP:
+
+auth -> rate limit -> brand visibility -> scopes -> role -> validation -> idempotency -> handler (one
+transaction) -> envelope. Every failure leaves as the spec's error envelope; nothing else escapes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlmodel import select
+
+from schemas.errors import ApiError, issue
+from schemas.ids import new_id
+from server.ratelimit import RateLimiter
+from storage.tables.brands import Brand
+from storage.tables.idempotency import IdempotencyRecord
+from tools.auth import Caller, authenticate
+from tools.endpoint import Call, Endpoint, Reply, field_locations
+from tools.runtime import Runtime
+from tools.tool_schemas import envelope_schema
+
+log = logging.getLogger("socialpub.dispatch")
+
+IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
+
+# pydantic error types -> our issue codes
+_ISSUE_CODES = {
+    "missing": "REQUIRED",
+    "extra_forbidden": "UNKNOWN_FIELD",
+    "string_too_long": "TOO_LONG",
+    "string_too_short": "TOO_SHORT",
+    "too_long": "TOO_MANY_ITEMS",
+    "too_short": "TOO_FEW_ITEMS",
+    "literal_error": "NOT_ALLOWED",
+    "enum": "NOT_ALLOWED",
+    "string_pattern_mismatch": "INVALID_FORMAT",
+    "greater_than_equal": "OUT_OF_RANGE",
+    "less_than_equal": "OUT_OF_RANGE",
+    "greater_than": "OUT_OF_RANGE",
+    "less_than": "OUT_OF_RANGE",
+}
+
+
+def new_request_id() -> str:
+    return new_id("req")
+
+
+@dataclass
+class Outcome:
+    status: int
+    body: dict[str, Any] | None  # None only for 304
+    headers: dict[str, str] = field(default_factory=dict)
+    replayed: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status < 400
+
+
+def field_path(loc: tuple[Any, ...]) -> str:
+    out = "$"
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def issues_from(exc: ValidationError) -> list[dict[str, Any]]:
+    out = []
+    for err in exc.errors(include_input=False, include_url=False):
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        code = err.get("ctx", {}).get("issue_code") if isinstance(err.get("ctx"), dict) else None
+        out.append(issue(field_path(loc), code or _ISSUE_CODES.get(err["type"], "INVALID_VALUE"),
+                         _plain_message(err)))
+    return out
+
+
+def _plain_message(err: Mapping[str, Any]) -> str:
+    msg = str(err.get("msg", "invalid value"))
+    return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+
+
+def validation_error(ep: Endpoint, exc: ValidationError) -> ApiError:
+    issues = issues_from(exc)
+    locations = field_locations(ep.request)
+    roots = {i["field_path"].removeprefix("$.").split(".")[0].split("[")[0] for i in issues}
+    where = {locations.get(r, "body") for r in roots}
+    if where == {"path"}:
+        return ApiError("NOT_FOUND", "No resource has that identifier.", issues=issues)
+    if where == {"query"}:
+        return ApiError("INVALID_QUERY", issues=issues)
+    return ApiError("MALFORMED_REQUEST", issues=issues)
+
+
+def request_hash(ep: Endpoint, model: BaseModel) -> str:
+    canonical = json.dumps({"endpoint": ep.name, "input": model.model_dump(mode="json")}, sort_keys=True,
+                           separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def to_jsonable(data: Any) -> Any:
+    if isinstance(data, BaseModel):
+        return data.model_dump(mode="json", by_alias=True)
+    if isinstance(data, list):
+        return [to_jsonable(v) for v in data]
+    if isinstance(data, dict):
+        return {k: to_jsonable(v) for k, v in data.items()}
+    return data
+
+
+def success_body(request_id: str, data: Any, pagination: dict[str, Any] | None = None,
+                 replayed: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {"success": True, "data": data}
+    if pagination is not None:
+        body["pagination"] = pagination
+    meta: dict[str, Any] = {"request_id": request_id}
+    if replayed:
+        meta["idempotency_replayed"] = True
+    body["meta"] = meta
+    return body
+
+
+class Dispatcher:
+    """Holds what lives across requests (runtime, rate limiter, compiled response validators)."""
+
+    def __init__(self, rt: Runtime, rate_limiter: RateLimiter | None = None) -> None:
+        self.rt = rt
+        self.rate_limiter = rate_limiter or RateLimiter(rt.settings.rate_limit_requests,
+                                                        rt.settings.rate_limit_window)
+        self._validators: dict[str, Draft202012Validator] = {}
+
+    async def invoke(
+        self, ep: Endpoint, args: Mapping[str, Any], *, token: str | None, headers: Mapping[str, str] | None = None,
+        idempotency_header: str | None = None, request_id: str | None = None, client: str = "anonymous",
+    ) -> Outcome:
+        request_id = request_id or new_request_id()
+        try:
+            return await self._invoke(ep, dict(args), token, headers or {}, idempotency_header, request_id, client)
+        except ApiError as exc:
+            return self.error(exc, request_id)
+        except OperationalError as exc:
+            log.warning("database unavailable on %s [%s]: %s", ep.name, request_id, exc.orig)
+            return self.error(ApiError("DEPENDENCY_UNAVAILABLE", "The database is busy or unavailable.",
+                                       headers={"Retry-After": "1"}), request_id)
+        except Exception:
+            log.exception("unexpected error on %s [%s]", ep.name, request_id)
+            return self.error(ApiError("INTERNAL_ERROR"), request_id)
+
+    def error(self, exc: ApiError, request_id: str) -> Outcome:
+        return Outcome(exc.status, exc.body(request_id), dict(exc.headers))
+
+    async def _invoke(self, ep: Endpoint, args: dict[str, Any], token: str | None, headers: Mapping[str, str],
+                      idempotency_header: str | None, request_id: str, client: str) -> Outcome:
+        rt = self.rt
+        # Idempotency key: header or body field, equal when both are sent.
+        body_key = args.pop("idempotency_key", None)
+        idem_key = self._idempotency_key(ep, idempotency_header, body_key)
+
+        if ep.public:
+            self._rate_limit(f"ip:{client}")
+        async with rt.db.session(write=not ep.read_only) as session:
+            caller: Caller | None = None
+            if not ep.public:
+                caller = await authenticate(session, token)
+                self._rate_limit(f"key:{caller.key_id}")
+
+            brand = None
+            if "brand_id" in ep.path_params:
+                brand = await self._visible_brand(session, caller, args.get("brand_id"))
+
+            if caller is not None:
+                missing = [s for s in ep.scopes if s not in caller.scopes]
+                if missing:
+                    raise ApiError("INSUFFICIENT_SCOPE",
+                                   f"This API key lacks scope {', '.join(missing)} needed by {ep.name}.",
+                                   details={"required_scopes": list(ep.scopes), "missing_scopes": missing})
+                if ep.roles and caller.role not in ep.roles:
+                    raise ApiError("ROLE_REQUIRED", details={"required_roles": list(ep.roles)})
+
+            try:
+                model = ep.request.model_validate(args)
+            except ValidationError as exc:
+                raise validation_error(ep, exc) from None
+
+            digest = None
+            if idem_key is not None and caller is not None:
+                digest = request_hash(ep, model)
+                stored = await self._stored(session, caller, ep, idem_key)
+                if stored is not None:
+                    return self._replay(ep, stored, digest, request_id)
+                record = IdempotencyRecord(id=new_id("idm"), api_key_id=caller.key_id, endpoint=ep.name,
+                                           key=idem_key, request_hash=digest, created_at=rt.clock.now())
+                session.add(record)
+                try:
+                    await session.flush()
+                except IntegrityError:
+                    # A concurrent request with this key committed first: replay what it stored.
+                    await session.rollback()
+                    return await self._replay_after_race(ep, caller, idem_key, digest, request_id)
+
+            call = Call(rt=rt, session=session, endpoint=ep, caller=caller, request_id=request_id,
+                        now=rt.clock.now(), idempotency_key=idem_key,
+                        headers={h: headers[h.lower()] for h in ep.headers if h.lower() in headers},
+                        brand=brand)
+            result = await ep.handler(call, model)
+            reply = result if isinstance(result, Reply) else Reply(data=result)
+            status = reply.status or ep.status
+            if reply.not_modified:
+                return Outcome(304, None, reply.headers)
+            data = to_jsonable(reply.data)
+            if rt.settings.validate_responses:
+                self._check_response(ep, data, reply.pagination, request_id)
+            if digest is not None:
+                record.status_code = status
+                record.response = {"data": data, "pagination": reply.pagination}
+                await session.flush()
+        # Committed: now it is safe to start follow-up work.
+        for fn in call._after_commit:
+            try:
+                await fn()
+            except Exception:
+                log.exception("after-commit hook failed on %s [%s]", ep.name, request_id)
+        return Outcome(status, success_body(request_id, data, reply.pagination), reply.headers)
+
+    def _idempotency_key(self, ep: Endpoint, header: str | None, body: Any) -> str | None:
+        if ep.idempotency == "none":
+            if header is not None or body is not None:
+                raise ApiError("INVALID_HEADER" if header is not None else "MALFORMED_REQUEST",
+                               f"{ep.name} does not accept an idempotency key; send the request without one.",
+                               issues=[issue("$.idempotency_key", "NOT_ACCEPTED",
+                                             "This route takes no idempotency key.")])
+            return None
+        if body is not None and not isinstance(body, str):
+            raise ApiError("MALFORMED_REQUEST", issues=[issue("$.idempotency_key", "INVALID_TYPE",
+                                                               "idempotency_key must be a string.")])
+        if header is not None and body is not None and header != body:
+            raise ApiError("INVALID_HEADER", "The Idempotency-Key header and body idempotency_key differ.",
+                           issues=[issue("$.idempotency_key", "MISMATCH",
+                                         "Send one idempotency key, or the same value in both places.")])
+        key = header if header is not None else body
+        if key is None:
+            if ep.idempotency == "required":
+                raise ApiError("MALFORMED_REQUEST", f"{ep.name} needs an idempotency key.",
+                               issues=[issue("$.idempotency_key", "REQUIRED",
+                                             "Send an Idempotency-Key header or an idempotency_key body field "
+                                             "(e.g. a new UUID); reuse it only to retry this exact request.")])
+            return None
+        if not IDEMPOTENCY_KEY_RE.match(key):
+            raise ApiError("INVALID_HEADER" if header is not None else "MALFORMED_REQUEST",
+                           "An idempotency key is 1 to 255 printable ASCII characters without spaces.",
+                           issues=[issue("$.idempotency_key", "INVALID_FORMAT",
+                                         "Use 1 to 255 printable ASCII characters without spaces.")])
+        return key
+
+    def _rate_limit(self, bucket: str) -> None:
+        wait = self.rate_limiter.check(bucket)
+        if wait is not None:
+            seconds = max(1, int(wait + 0.999))
+            raise ApiError("RATE_LIMITED", f"Rate limit reached; retry in {seconds} s.",
+                           headers={"Retry-After": str(seconds)}, details={"retry_after_seconds": seconds})
+
+    async def _visible_brand(self, session, caller: Caller | None, brand_id: Any) -> Brand:
+        if caller is None or not isinstance(brand_id, str) or not caller.sees_brand(brand_id):
+            raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
+        brand = (await session.exec(select(Brand).where(Brand.id == brand_id,
+                                                        Brand.workspace_id == caller.workspace_id))).first()
+        if brand is None:
+            raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
+        return brand
+
+    async def _stored(self, session, caller: Caller, ep: Endpoint, key: str) -> IdempotencyRecord | None:
+        return (await session.exec(select(IdempotencyRecord).where(
+            IdempotencyRecord.api_key_id == caller.key_id, IdempotencyRecord.endpoint == ep.name,
+            IdempotencyRecord.key == key))).first()
+
+    def _replay(self, ep: Endpoint, stored: IdempotencyRecord, digest: str, request_id: str) -> Outcome:
+        if stored.request_hash != digest:
+            raise ApiError("IDEMPOTENCY_KEY_CONFLICT",
+                           "This idempotency key was used with different input; nothing was changed.")
+        if stored.response is None:
+            # Written by a request that has not finished (only visible on databases without locking reads).
+            raise ApiError("CONFLICT", "A request with this idempotency key is still in progress.", retryable=True,
+                           headers={"Retry-After": "1"}, next_action="wait_and_retry")
+        data = stored.response.get("data")
+        if ep.replay is not None:
+            data = ep.replay(data)
+        return Outcome(200, success_body(request_id, data, stored.response.get("pagination"), replayed=True),
+                       {"Idempotency-Replayed": "true"}, replayed=True)
+
+    async def _replay_after_race(self, ep: Endpoint, caller: Caller, key: str, digest: str,
+                                 request_id: str) -> Outcome:
+        async with self.rt.db.session(write=False) as session:
+            stored = await self._stored(session, caller, ep, key)
+        if stored is None:
+            raise ApiError("CONFLICT", "A concurrent request with this idempotency key did not finish; retry.",
+                           retryable=True, headers={"Retry-After": "1"}, next_action="wait_and_retry")
+        return self._replay(ep, stored, digest, request_id)
+
+    def _check_response(self, ep: Endpoint, data: Any, pagination: Any, request_id: str) -> None:
+        validator = self._validators.get(ep.name)
+        if validator is None:
+            validator = self._validators[ep.name] = Draft202012Validator(envelope_schema(ep))
+        errors = sorted(validator.iter_errors(success_body(request_id, data, pagination)), key=str)
+        if errors:
+            raise AssertionError(f"{ep.name} returned a payload its response schema refuses: {errors[0].message} "
+                                 f"at {list(errors[0].absolute_path)}")

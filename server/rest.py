@@ -1,0 +1,241 @@
+"""The REST API: every catalogue endpoint mounted under /v1, spec envelopes, status codes and headers."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from schemas.errors import ApiError, issue
+from server.dispatch import Dispatcher, Outcome, new_request_id
+from tools import catalogue
+from tools.auth import bearer_token
+from tools.endpoint import Endpoint, field_locations, fields_at
+from tools.tool_schemas import input_schema
+
+log = logging.getLogger("socialpub.rest")
+
+VARIANT_PARAM = "variant"
+ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+JSON_TYPES = ("application/json",)
+
+
+def render(outcome: Outcome, request_id: str, *, head: bool = False) -> Response:
+    headers = {"X-Request-Id": request_id, **outcome.headers}
+    if outcome.body is None:
+        return Response(status_code=outcome.status, headers=headers)
+    response = JSONResponse(outcome.body, status_code=outcome.status, headers=headers)
+    if head:
+        response.body = b""
+    return response
+
+
+def error_response(exc: ApiError, request_id: str) -> Response:
+    return JSONResponse(exc.body(request_id), status_code=exc.status, headers={"X-Request-Id": request_id,
+                                                                                **exc.headers})
+
+
+def _query_types(prop: dict[str, Any]) -> set[str]:
+    if "type" in prop:
+        return {prop["type"]} if isinstance(prop["type"], str) else set(prop["type"])
+    return {t for sub in prop.get("anyOf", []) for t in _query_types(sub)}
+
+
+def parse_query(ep: Endpoint, query: dict[str, str]) -> dict[str, Any]:
+    """Query strings -> the JSON types the request model declares; INVALID_QUERY when they do not parse."""
+    props = input_schema(ep).get("properties", {})
+    out: dict[str, Any] = {}
+    problems = []
+    for name, raw in query.items():
+        types = _query_types(props.get(name, {}))
+        value: Any = raw
+        try:
+            if "integer" in types and raw.lstrip("-").isdigit():
+                value = int(raw)
+            elif "integer" in types and "string" not in types:
+                raise ValueError("must be a whole number")
+            elif "number" in types and "string" not in types:
+                value = float(raw)
+            elif "boolean" in types:
+                if raw not in ("true", "false"):
+                    raise ValueError("must be true or false")
+                value = raw == "true"
+        except ValueError as exc:
+            problems.append(issue(f"$.{name}", "INVALID_TYPE", str(exc) if "must" in str(exc) else "must be a number"))
+            continue
+        out[name] = value
+    if problems:
+        raise ApiError("INVALID_QUERY", issues=problems)
+    return out
+
+
+class PathHandler:
+    """All endpoints sharing one path template; picks by method, then by `?variant=`."""
+
+    def __init__(self, dispatcher: Dispatcher, endpoints: list[Endpoint]) -> None:
+        self.dispatcher = dispatcher
+        self.by_method: dict[str, dict[str | None, Endpoint]] = defaultdict(dict)
+        for ep in endpoints:
+            self.by_method[ep.method][ep.variant] = ep
+        self.allow = ", ".join(sorted(self.by_method))
+
+    async def handle(self, request: Request) -> Response:
+        request_id = new_request_id()
+        try:
+            return await self._handle(request, request_id)
+        except ApiError as exc:
+            return error_response(exc, request_id)
+
+    async def _handle(self, request: Request, request_id: str) -> Response:
+        method = "GET" if request.method == "HEAD" else request.method
+        variants = self.by_method.get(method)
+        if not variants:
+            exc = ApiError("METHOD_NOT_ALLOWED", f"{request.method} is not allowed here; use {self.allow}.",
+                           headers={"Allow": self.allow})
+            return error_response(exc, request_id)
+        query = self._query(request)
+        variant = query.pop(VARIANT_PARAM, None)
+        ep = variants.get(variant)
+        if ep is None:
+            known = ", ".join(sorted(v for v in variants if v)) or "none"
+            raise ApiError("INVALID_QUERY", f"Unknown variant {variant!r} for this route (variants: {known}).",
+                           issues=[issue(f"$.{VARIANT_PARAM}", "NOT_ALLOWED", f"Use one of: {known}.")])
+
+        args: dict[str, Any] = dict(request.path_params)
+        query_fields = set(fields_at(ep.request, "query"))
+        unknown = sorted(set(query) - query_fields)
+        if unknown:
+            raise ApiError("INVALID_QUERY", f"Unknown query parameter {', '.join(unknown)}.", issues=[
+                issue(f"$.{name}", "UNKNOWN_FIELD", "Not a query parameter of this route.") for name in unknown])
+        args.update(parse_query(ep, query))
+
+        body = await self._body(request, ep)
+        if body:
+            locations = field_locations(ep.request)
+            misplaced = sorted(k for k in body if k != "idempotency_key" and locations.get(k, "body") != "body")
+            if misplaced:
+                raise ApiError("MALFORMED_REQUEST", issues=[
+                    issue(f"$.{k}", "UNKNOWN_FIELD", f"{k} is a {locations[k]} parameter, not a body field.")
+                    for k in misplaced])
+            args.update(body)
+
+        token = None
+        if not ep.public:
+            token = bearer_token(request.headers.get("authorization"))
+        outcome = await self.dispatcher.invoke(
+            ep, args, token=token, headers=request.headers, request_id=request_id,
+            idempotency_header=request.headers.get("idempotency-key"),
+            client=request.client.host if request.client else "unknown",
+        )
+        return render(outcome, request_id, head=request.method == "HEAD")
+
+    @staticmethod
+    def _query(request: Request) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for name, value in request.query_params.multi_items():
+            if name in out:
+                raise ApiError("INVALID_QUERY", f"Query parameter {name} is repeated; send it once.",
+                               issues=[issue(f"$.{name}", "REPEATED", "Send this parameter once.")])
+            out[name] = value
+        return out
+
+    async def _body(self, request: Request, ep: Endpoint) -> dict[str, Any] | None:
+        if request.method in ("GET", "HEAD"):
+            return None
+        limit = self.dispatcher.rt.settings.max_body_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            if not declared.isdigit():
+                raise ApiError("INVALID_HEADER", "Content-Length must be a number of bytes.")
+            raise ApiError("REQUEST_TOO_LARGE", f"Request bodies are limited to {limit} bytes.")
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > limit:
+                raise ApiError("REQUEST_TOO_LARGE", f"Request bodies are limited to {limit} bytes.")
+        if not raw.strip():
+            return None
+        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype not in JSON_TYPES and not ctype.endswith("+json"):
+            raise ApiError("INVALID_HEADER", "Send request bodies as JSON with `Content-Type: application/json`.")
+        try:
+            body = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            raise ApiError("MALFORMED_REQUEST", "The request body is not valid JSON.") from None
+        if not isinstance(body, dict):
+            raise ApiError("MALFORMED_REQUEST", "The request body must be a JSON object.",
+                           issues=[issue("$", "INVALID_TYPE", "Send a JSON object.")])
+        return body
+
+
+async def not_found(request: Request) -> Response:
+    request_id = new_request_id()
+    return error_response(ApiError("NOT_FOUND", f"No route {request.method} {request.url.path}. "
+                                                "See /v1/openapi.json for the routes this service has."),
+                          request_id)
+
+
+class CatchAll:
+    """Last line of defence: anything that escapes becomes a 500 envelope, never a stack trace."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_wrapper(message: dict[str, Any]) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        except Exception:
+            request_id = new_request_id()
+            log.exception("unhandled error [%s]", request_id)
+            if not started:
+                response = error_response(ApiError("INTERNAL_ERROR"), request_id)
+                await response(scope, receive, send)
+
+
+def rest_routes(dispatcher: Dispatcher) -> list[Route]:
+    grouped: dict[str, list[Endpoint]] = defaultdict(list)
+    for ep in catalogue.endpoints():
+        grouped[ep.path].append(ep)
+    # Every method reaches our handler, so a wrong method gets the envelope (405) rather than Starlette's text.
+    return [Route(path, PathHandler(dispatcher, eps).handle, methods=ALL_METHODS) for path, eps in grouped.items()]
+
+
+def openapi_route() -> Route:
+    from server.openapi import openapi_document
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(openapi_document(), headers={"Cache-Control": "public, max-age=300"})
+
+    return Route("/v1/openapi.json", openapi, methods=["GET"])
+
+
+def rest_app(dispatcher: Dispatcher, extra_routes: list[Any] | None = None, lifespan: Any = None) -> Starlette:
+    routes = [openapi_route(), *rest_routes(dispatcher), *(extra_routes or [])]
+    app = Starlette(routes=routes, middleware=[Middleware(CatchAll)], lifespan=lifespan)
+    app.router.default = _default_not_found
+    return app
+
+
+async def _default_not_found(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] == "http":
+        response = await not_found(Request(scope, receive))
+        await response(scope, receive, send)

@@ -1,0 +1,117 @@
+"""The worker: runs due jobs and periodic ticks (publishing, queues) declared by the area modules.
+
+Area modules declare `JOBS = {"kind": async handler(rt, job_id, payload)}` and
+`TICKS = [async tick(rt, worker_id) -> int]` (work done). `socialpub worker` runs this loop on its own;
+`socialpub serve` and the stdio MCP server run it in-process so the embedded setup needs nothing else.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import pkgutil
+import socket
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from functools import cache
+from typing import Any
+
+import anyio
+
+import tools
+from storage import queue
+from tools import catalogue
+from tools.runtime import Runtime
+
+log = logging.getLogger("socialpub.worker")
+
+JobHandler = Callable[[Runtime, str, dict[str, Any]], Awaitable[None]]
+Tick = Callable[[Runtime, str], Awaitable[int]]
+
+LEASE = timedelta(minutes=5)
+POLL_SECONDS = 1.0
+
+
+class RetryLater(Exception):
+    """Raised by a job handler for a transient failure: the job is retried with backoff."""
+
+
+@cache
+def registry() -> tuple[dict[str, JobHandler], tuple[Tick, ...]]:
+    catalogue.endpoints()
+    jobs: dict[str, JobHandler] = {}
+    ticks: list[Tick] = []
+    for module in sorted(pkgutil.iter_modules(tools.__path__), key=lambda m: m.name):
+        mod = importlib.import_module(f"tools.{module.name}")
+        jobs.update(getattr(mod, "JOBS", {}))
+        ticks.extend(getattr(mod, "TICKS", ()))
+    return jobs, tuple(ticks)
+
+
+def worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{id(object()):x}"
+
+
+class Worker:
+    def __init__(self, rt: Runtime, owner: str | None = None) -> None:
+        self.rt = rt
+        self.owner = owner or worker_id()
+
+    async def run_once(self) -> int:
+        """One pass: every tick, then every due job. Returns the amount of work done."""
+        jobs, ticks = registry()
+        done = 0
+        for tick in ticks:
+            try:
+                done += await tick(self.rt, self.owner)
+            except Exception:
+                log.exception("tick %s failed", getattr(tick, "__name__", tick))
+        while True:
+            claimed = await queue.claim(self.rt.db, self.rt.clock.now(), self.owner, lease=LEASE,
+                                        kinds=tuple(jobs) or None)
+            if not claimed:
+                break
+            for job_id in claimed:
+                await self._run_job(jobs, job_id)
+                done += 1
+        return done
+
+    async def _run_job(self, jobs: dict[str, JobHandler], job_id: str) -> None:
+        from storage.tables.jobs import Job
+
+        async with self.rt.db.session(write=False) as session:
+            job = await session.get(Job, job_id)
+            kind, payload = (job.kind, dict(job.payload)) if job else (None, {})
+        handler = jobs.get(kind or "")
+        error, retry = None, False
+        if handler is None:
+            error = f"no handler for job kind {kind}"
+        else:
+            try:
+                await handler(self.rt, job_id, payload)
+            except RetryLater as exc:
+                error, retry = str(exc) or "retry later", True
+            except Exception as exc:
+                log.exception("job %s (%s) failed", job_id, kind)
+                error = f"{type(exc).__name__}: {exc}"
+        async with self.rt.db.session(write=True) as session:
+            now = self.rt.clock.now()
+            if error is None:
+                await queue.finish(session, job_id, self.owner, now)
+            else:
+                await queue.fail(session, job_id, self.owner, now, error, retry=retry)
+
+    async def run_forever(self, poll: float = POLL_SECONDS) -> None:
+        log.info("worker %s started", self.owner)
+        while True:
+            try:
+                busy = await self.run_once()
+            except Exception:
+                log.exception("worker pass failed")
+                busy = 0
+            if busy:
+                continue
+            self.rt.work_ready = anyio.Event()
+            with anyio.move_on_after(poll):
+                await self.rt.work_ready.wait()

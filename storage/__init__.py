@@ -1,0 +1,1 @@
+"""SQLModel tables, the async engine and sessions, migrations, and shared query helpers."""

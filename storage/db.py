@@ -1,0 +1,77 @@
+"""The async engine and transactions.
+
+SQLite (the embedded default) runs in WAL mode with foreign keys on. Write transactions start with
+`BEGIN IMMEDIATE` so two writers queue on the busy timeout instead of failing mid-transaction when one
+upgrades a read lock; reads use a plain deferred `BEGIN` and never block each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+SQLITE_BUSY_TIMEOUT_MS = 15_000
+
+
+def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
+    engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection, _record) -> None:
+        dbapi_connection.isolation_level = None  # we issue BEGIN ourselves (pysqlite's own handling is wrong)
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+class Database:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        parsed = make_url(url)
+        self.dialect = parsed.get_backend_name()
+        if self.dialect == "sqlite":
+            if parsed.database and parsed.database != ":memory:":
+                Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            self.read_engine = _sqlite_engine(url, immediate=False)
+            self.write_engine = _sqlite_engine(url, immediate=True)
+        else:
+            self.read_engine = self.write_engine = create_async_engine(url, pool_pre_ping=True)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.dialect == "sqlite"
+
+    @asynccontextmanager
+    async def session(self, *, write: bool) -> AsyncIterator[AsyncSession]:
+        """One transaction: committed when the block ends normally, rolled back when it raises."""
+        engine = self.write_engine if write else self.read_engine
+        async with AsyncSession(engine, expire_on_commit=False) as session:
+            try:
+                yield session
+                if write:
+                    await session.commit()
+                # A read session just closes: its objects stay readable after the block (a rollback would
+                # expire them).
+            except BaseException:
+                await session.rollback()
+                raise
+
+    async def dispose(self) -> None:
+        await self.write_engine.dispose()
+        if self.read_engine is not self.write_engine:
+            await self.read_engine.dispose()

@@ -1,0 +1,54 @@
+"""Alembic environment. `storage.migrate` hands in a live connection; the alembic CLI gets its own engine."""
+
+from __future__ import annotations
+
+import asyncio
+
+from alembic import context
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlmodel import SQLModel
+
+import storage.tables  # noqa: F401  (fills SQLModel.metadata)
+
+config = context.config
+target_metadata = SQLModel.metadata
+
+
+def _render_item(type_: str, obj: object, autogen_context) -> str | bool:
+    # Our column types render as imports from storage.types so revisions stay runnable.
+    name = type(obj).__name__
+    if type_ == "type" and name == "UTCDateTime":
+        autogen_context.imports.add("import storage.types")
+        return "storage.types.UTCDateTime()"
+    return False
+
+
+def _configure(connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=True,  # SQLite can only alter tables by copying them
+        render_item=_render_item,
+        compare_type=True,
+    )
+
+
+def _run(connection) -> None:
+    _configure(connection)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+async def _run_async() -> None:
+    engine = create_async_engine(config.get_main_option("sqlalchemy.url"))
+    async with engine.connect() as connection:
+        await connection.run_sync(_run)
+        await connection.commit()
+    await engine.dispose()
+
+
+connection = config.attributes.get("connection")
+if connection is not None:
+    _run(connection)
+else:
+    asyncio.run(_run_async())

@@ -1,0 +1,32 @@
+"""Integrations (connected social accounts). Provider credentials live here and nowhere else; no response
+model has a field for them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Index
+from sqlmodel import Field
+
+from storage.tables._base import Stamped, json_field
+
+
+class Integration(Stamped, table=True):
+    __tablename__ = "integrations"
+    __table_args__ = (Index("ix_integrations_brand_created", "brand_id", "created_at", "id"),)
+
+    id: str = Field(primary_key=True, max_length=40)
+    workspace_id: str = Field(foreign_key="workspaces.id", index=True, max_length=40)
+    brand_id: str = Field(foreign_key="brands.id", max_length=40)
+    platform: str = Field(max_length=40)
+    status: str = Field(default="connected", max_length=20)  # connected | expired | needs_reauth
+    display_name: str | None = Field(default=None, max_length=200)
+    username: str | None = Field(default=None, max_length=200)
+    avatar_url: str | None = Field(default=None, max_length=2000)
+    permissions: dict[str, Any] | None = json_field()
+    provider: str = Field(default="sandbox", max_length=40)
+    # Secret: never returned by any route.
+    provider_account_id: str | None = Field(default=None, max_length=200)
+    credentials: dict[str, Any] | None = json_field()
+    # Provider-private state (the sandbox keeps its injected faults and boards here).
+    provider_state: dict[str, Any] | None = json_field()

@@ -1,0 +1,132 @@
+"""Fixtures. `env` runs each test on SQLite and, when SOCIALPUB_TEST_POSTGRES_URL is set, on PostgreSQL too.
+
+Tests that only exercise one backend-independent path can use `sqlite_env` to run once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import (
+    PG_ENV,
+    Env,
+    copy_template,
+    create_pg_database,
+    drop_pg_database,
+    make_env,
+    migrate_sqlite_template,
+    truncate_all,
+)
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return migrate_sqlite_template(tmp_path_factory.mktemp("template"))
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Any:
+    base = os.environ.get(PG_ENV)
+    if not base:
+        yield None
+        return
+    url = create_pg_database(base)
+    yield url
+    drop_pg_database(base, url)
+
+
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@dataclass
+class _Backend:
+    name: str
+    url_for: Any
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, sqlite_template: Path, pg_url: str | None, tmp_path: Path) -> _Backend:
+    if request.param == "postgres":
+        if not pg_url:
+            pytest.skip(f"PostgreSQL leg: set {PG_ENV} to run it")
+        return _Backend("postgres", lambda: pg_url)
+    return _Backend("sqlite", lambda: copy_template(sqlite_template, tmp_path))
+
+
+async def _env(backend: _Backend, tmp_path: Path, **settings: Any) -> AsyncIterator[Env]:
+    url = backend.url_for()
+    env = await make_env(tmp_path, url, backend.name, **settings)
+    if backend.name == "postgres":
+        await truncate_all(env.db)
+    try:
+        yield env
+    finally:
+        await env.rest.aclose()
+        await env.rt.close()
+
+
+@pytest.fixture
+async def env(backend: _Backend, tmp_path: Path) -> AsyncIterator[Env]:
+    async for e in _env(backend, tmp_path):
+        yield e
+
+
+@pytest.fixture
+async def sqlite_env(sqlite_template: Path, tmp_path: Path) -> AsyncIterator[Env]:
+    async for e in _env(_Backend("sqlite", lambda: copy_template(sqlite_template, tmp_path)), tmp_path):
+        yield e
+
+
+@pytest.fixture
+def env_factory(backend: _Backend, tmp_path: Path) -> Any:
+    """For tests that need non-default settings: `async with env_factory(rate_limit_requests=2) as env`."""
+    from contextlib import asynccontextmanager
+
+    @asynccontextmanager
+    async def make(**settings: Any) -> AsyncIterator[Env]:
+        async for e in _env(backend, tmp_path, **settings):
+            yield e
+
+    return make
+
+
+@dataclass
+class World:
+    """A workspace with two brands (A and B), connected accounts on A and B, and keys."""
+
+    env: Env
+    ws: Any
+    brand_a: Any
+    brand_b: Any
+    full_key: str  # every scope, every brand, admin role
+    key_b_only: str  # every scope, restricted to brand B
+    integrations: dict[str, Any]  # platform -> integration of brand A
+
+
+@pytest.fixture
+async def world(env: Env) -> World:
+    ws = await env.workspace()
+    a = await env.brand(ws, "Brand A", timezone="Europe/Paris")
+    b = await env.brand(ws, "Brand B")
+    integrations = {p: await env.integration(a, p) for p in ("instagram", "tiktok", "facebook", "youtube",
+                                                              "linkedin", "x", "pinterest", "threads")}
+    await env.integration(b, "instagram")
+    full = await env.key(ws, role="admin", name="full")
+    only_b = await env.key(ws, brands=[b.id], name="only b")
+    return World(env, ws, a, b, full, only_b, integrations)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "postgres: the PostgreSQL leg of a database test")
+    config.addinivalue_line("markers", "slow: takes more than a few seconds")

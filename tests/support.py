@@ -1,0 +1,186 @@
+"""Test helpers: a migrated database per test, a frozen clock, seeding, REST and direct-dispatch clients.
+
+Databases: a SQLite template is migrated once per session and copied per test. With
+SOCIALPUB_TEST_POSTGRES_URL set, the PostgreSQL leg creates one scratch database per session, migrates it
+once, and truncates every table before each test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlmodel import SQLModel, func, select
+
+import storage.tables  # noqa: F401
+from schemas.scopes import ALL_SCOPES
+from schemas.settings import Settings
+from schemas.time import FrozenClock
+from server.app import build_app
+from server.dispatch import Dispatcher, Outcome
+from storage.db import Database
+from storage.migrate import upgrade
+from storage.tables.accounts import Workspace
+from storage.tables.brands import Brand
+from storage.tables.integrations import Integration
+from tools import catalogue, operator
+from tools.runtime import Runtime
+
+PG_ENV = "SOCIALPUB_TEST_POSTGRES_URL"
+START = "2026-03-02T09:00:00.000Z"
+
+
+def migrate_sqlite_template(directory: Path) -> Path:
+    path = directory / "template.db"
+
+    async def go() -> None:
+        db = Database(f"sqlite+aiosqlite:///{path}")
+        await upgrade(db)
+        await db.dispose()
+
+    anyio.run(go)
+    return path
+
+
+def create_pg_database(base_url: str) -> str:
+    """A fresh, migrated scratch database; returns its URL."""
+    name = f"sp_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    url = make_url(base_url)
+    admin_url = url.set(database="postgres" if url.database != "postgres" else url.database)
+
+    async def go() -> None:
+        admin = create_async_engine(admin_url, isolation_level="AUTOCOMMIT")
+        async with admin.connect() as conn:
+            await conn.execute(text(f'CREATE DATABASE "{name}"'))
+        await admin.dispose()
+        db = Database(url.set(database=name).render_as_string(hide_password=False))
+        await upgrade(db)
+        await db.dispose()
+
+    anyio.run(go)
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
+def drop_pg_database(base_url: str, scratch_url: str) -> None:
+    url = make_url(base_url)
+    name = make_url(scratch_url).database
+    admin_url = url.set(database="postgres" if url.database != "postgres" else url.database)
+
+    async def go() -> None:
+        admin = create_async_engine(admin_url, isolation_level="AUTOCOMMIT")
+        async with admin.connect() as conn:
+            await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        await admin.dispose()
+
+    anyio.run(go)
+
+
+async def truncate_all(db: Database) -> None:
+    names = ", ".join(f'"{t.name}"' for t in SQLModel.metadata.sorted_tables)
+    async with db.write_engine.begin() as conn:
+        await conn.execute(text(f"TRUNCATE TABLE {names} RESTART IDENTITY CASCADE"))
+
+
+@dataclass
+class Env:
+    """One test's service: runtime, dispatcher, ASGI app and a REST client, plus seeding helpers."""
+
+    rt: Runtime
+    dispatcher: Dispatcher
+    app: Any
+    rest: httpx.AsyncClient
+    clock: FrozenClock
+    backend: str
+    _objects: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def db(self) -> Database:
+        return self.rt.db
+
+    @property
+    def sandbox(self) -> Any:
+        return self.rt.providers["sandbox"]
+
+    # -- seeding ---------------------------------------------------------------------------------------
+    async def workspace(self, name: str = "Test workspace", plan_id: str = "free") -> Workspace:
+        async with self.db.session(write=True) as s:
+            return await operator.create_workspace(s, self.clock.now(), name, plan_id)
+
+    async def brand(self, ws: Workspace, name: str = "Test brand", **fields: Any) -> Brand:
+        async with self.db.session(write=True) as s:
+            return await operator.create_brand(s, self.clock.now(), ws, name, **fields)
+
+    async def key(self, ws: Workspace, scopes: tuple[str, ...] | list[str] = ALL_SCOPES,
+                  brands: list[str] | None = None, role: str = "member", name: str = "test key",
+                  user_id: str | None = None) -> str:
+        async with self.db.session(write=True) as s:
+            key, secret = await operator.create_key(s, self.clock.now(), ws, name, tuple(scopes), brand_ids=brands,
+                                                    role=role, user_id=user_id)
+        self._objects[secret] = key
+        return secret
+
+    def key_row(self, secret: str) -> Any:
+        return self._objects[secret]
+
+    async def integration(self, brand: Brand, platform: str, status: str = "connected",
+                          provider_state: dict[str, Any] | None = None, **kwargs: Any) -> Integration:
+        async with self.db.session(write=True) as s:
+            return await operator.connect_integration(s, self.clock.now(), brand, platform, status=status,
+                                                      provider_state=provider_state, **kwargs)
+
+    # -- calling ---------------------------------------------------------------------------------------
+    @staticmethod
+    def auth(secret: str | None, **headers: str) -> dict[str, str]:
+        out = {k.replace("_", "-"): v for k, v in headers.items()}
+        if secret:
+            out["Authorization"] = f"Bearer {secret}"
+        return out
+
+    async def call(self, name: str, secret: str | None, idempotency_key: str | None = None,
+                   **args: Any) -> Outcome:
+        """Dispatch an endpoint directly with flat arguments (what the MCP adapter does)."""
+        ep = catalogue.get(name)
+        if idempotency_key is not None:
+            args["idempotency_key"] = idempotency_key
+        return await self.dispatcher.invoke(ep, args, token=secret)
+
+    async def row_counts(self) -> dict[str, int]:
+        """Rows per table: compare before and after a call to prove it wrote nothing."""
+        out = {}
+        async with self.db.session(write=False) as s:
+            for table in SQLModel.metadata.sorted_tables:
+                out[table.name] = (await s.exec(select(func.count()).select_from(table))).one()
+        return out
+
+
+def make_settings(tmp_path: Path, url: str, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "home": tmp_path, "database_url": url, "rate_limit_requests": 0, "worker_enabled": False,
+        "validate_responses": True, "public_url": "http://testserver",
+    }
+    values.update(overrides)
+    return Settings(**values)
+
+
+async def make_env(tmp_path: Path, url: str, backend: str, **settings: Any) -> Env:
+    clock = FrozenClock(START)
+    rt = Runtime(settings=make_settings(tmp_path, url, **settings), db=Database(url), clock=clock)
+    dispatcher = Dispatcher(rt)
+    app = build_app(rt, run_worker=False, dispatcher=dispatcher)
+    rest = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+    return Env(rt=rt, dispatcher=dispatcher, app=app, rest=rest, clock=clock, backend=backend)
+
+
+def copy_template(template: Path, tmp_path: Path) -> str:
+    target = tmp_path / "socialpub.db"
+    shutil.copy(template, target)
+    return f"sqlite+aiosqlite:///{target}"

@@ -1,0 +1,63 @@
+"""The operator CLI, run in-process against a scratch SOCIALPUB_HOME."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from server.cli import main
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOCIALPUB_HOME", str(tmp_path))
+    monkeypatch.delenv("SOCIALPUB_DATABASE_URL", raising=False)
+    return tmp_path
+
+
+def run_json(capsys, *argv: str) -> dict:
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_init_demo_then_commands(home, capsys) -> None:
+    out = run_json(capsys, "init", "--demo")
+    assert (home / "socialpub.db").exists()
+    assert len(out["brands"]) == 2
+    secret = out["api_key"]["secret"]
+    assert secret.startswith("socialpub_live_") and out["api_key"]["role"] == "admin"
+    brand_id = out["brands"][0]["id"]
+
+    brand = run_json(capsys, "brands", "create", "--name", "Cli Brand", "--timezone", "Asia/Tokyo",
+                     "--website", "https://cli.example", "--category", "Retail")
+    assert brand["timezone"] == "Asia/Tokyo" and brand["business_category"] == "Retail"
+
+    key = run_json(capsys, "keys", "create", "--name", "restricted", "--scopes", "posts:read,brands:read",
+                   "--brands", brand_id, "--role", "member")
+    assert key["scopes"] == ["brands:read", "posts:read"] and key["brand_ids"] == [brand_id]
+    assert key["secret"].startswith("socialpub_live_")
+
+    acct = run_json(capsys, "integrations", "connect", "--brand", brand_id, "--platform", "threads",
+                    "--status", "expired", "--display-name", "Threads test")
+    assert acct["platform"] == "threads" and acct["status"] == "expired"
+    assert "credentials" not in acct and "access_token" not in json.dumps(acct)
+
+    revoked = run_json(capsys, "keys", "revoke", key["id"])
+    assert revoked["revoked"] is True
+
+    # re-running init --demo prints a new key for the same demo instead of a second demo
+    again = run_json(capsys, "init", "--demo")
+    assert again["workspace"]["id"] == out["workspace"]["id"] and again["api_key"]["secret"] != secret
+
+
+def test_refusals_exit_2_with_a_message(home, capsys) -> None:
+    assert main(["brands", "create", "--name", "x"]) == 2
+    assert "socialpub init" in capsys.readouterr().err
+    assert main(["init"]) == 0
+    capsys.readouterr()
+    assert main(["keys", "create", "--name", "k", "--scopes", "posts:read,nope"]) == 2
+    assert "unknown scopes: nope" in capsys.readouterr().err
+    assert main(["brands", "create", "--name", "x", "--timezone", "Mars/Olympus"]) == 2
+    assert "timezone" in capsys.readouterr().err
+    assert main(["integrations", "connect", "--brand", "brd_x", "--platform", "x"]) == 2

@@ -1,0 +1,154 @@
+"""Agent context, brand context and the older brand routes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from sqlmodel import select
+
+from schemas import brands as out
+from schemas.paging import OlderLimit, Page
+from schemas.requests import PathParam, QueryParam, RequestModel
+from schemas.scopes import disclosed
+from schemas.time import iso
+from storage.tables.brands import Brand
+from tools import catalogue
+from tools.endpoint import Call, Endpoint, Reply
+from tools.links import link
+
+BrandId = Annotated[str, PathParam("Brand ID, from get_context or list_brands.")]
+
+
+class GetContextRequest(RequestModel):
+    scope_disclosure: Literal["effective"] | None = QueryParam(
+        None, "`effective` also lists held History and notification read scopes; it grants nothing.")
+
+
+class BrandPath(RequestModel):
+    brand_id: BrandId
+
+
+class ListBrandsRequest(RequestModel):
+    page: Page = 1
+    limit: OlderLimit = 50
+
+
+def _optional_link(name: str, **params: str) -> dict | None:
+    return link(name, **params) if name in catalogue.by_name() else None
+
+
+async def get_context(call: Call, req: GetContextRequest) -> out.AgentContext:
+    caller = call.caller
+    assert caller is not None
+    query = select(Brand.id, Brand.name).where(Brand.workspace_id == caller.workspace_id)
+    if caller.brand_ids is not None:
+        query = query.where(Brand.id.in_(sorted(caller.brand_ids)))
+    rows = (await call.session.exec(query.order_by(Brand.created_at, Brand.id).limit(500))).all()
+    brands = []
+    for brand_id, name in rows:
+        links = {"targets": _optional_link("list_targets", brand_id=brand_id),
+                 "media_imports": _optional_link("import_media", brand_id=brand_id),
+                 "content_items": _optional_link("create_content_item", brand_id=brand_id)}
+        brands.append({"id": brand_id, "name": name, "links": {k: v for k, v in links.items() if v}})
+    return out.AgentContext.model_validate({
+        "actor": {"user_id": caller.user_id},
+        "workspace": {"id": caller.workspace_id, "name": caller.workspace_name},
+        "api_key": {
+            "id": caller.key_id, "name": caller.key_name,
+            "scopes": disclosed(caller.scopes, effective=req.scope_disclosure == "effective"),
+            "brand_access": "restricted" if caller.brand_ids is not None else "all",
+            "brand_ids": sorted(caller.brand_ids) if caller.brand_ids is not None else [],
+        },
+        "brands": brands,
+        "links": {"platform_capabilities": _optional_link("get_platform_capabilities")
+                  or {"href": "/v1/platforms/capabilities", "required_scopes": []}},
+    })
+
+
+def brand_context(brand: Brand, public_base: str | None = None) -> dict:
+    published = brand.link_in_bio_status == "published" and brand.link_in_bio_handle
+    links = {"self": link("get_brand_context", brand_id=brand.id),
+             "labels": _optional_link("list_labels", brand_id=brand.id),
+             "targets": _optional_link("list_targets", brand_id=brand.id)}
+    return {
+        "brand": {"id": brand.id, "name": brand.name, "description": brand.description, "website": brand.website,
+                  "category": brand.category, "timezone": brand.timezone},
+        "identity": {"logo_url": brand.logo_url, "logo_light_url": brand.logo_light_url,
+                     "logo_dark_url": brand.logo_dark_url, "colors": brand.colors or None,
+                     "title_font": brand.title_font, "body_font": brand.body_font},
+        "voice": {
+            "custom_instructions": brand.voice_instructions, "profile": brand.voice_profile,
+            "strategy": brand.voice_strategy,
+            "default_call_to_action": ({"text": brand.default_cta_text, "url": brand.default_cta_url}
+                                       if brand.default_cta_text or brand.default_cta_url else None),
+        },
+        "link_in_bio": {
+            "status": brand.link_in_bio_status, "handle": brand.link_in_bio_handle,
+            "url": f"{(public_base or '').rstrip('/')}/@{brand.link_in_bio_handle}" if published else None,
+            "published_at": iso(brand.link_in_bio_published_at),
+        },
+        "links": {k: v for k, v in links.items() if v},
+    }
+
+
+async def get_brand_context(call: Call, req: BrandPath) -> out.BrandContext:
+    assert call.brand is not None
+    return out.BrandContext.model_validate(brand_context(call.brand, call.rt.settings.public_url))
+
+
+def older_brand(brand: Brand) -> dict:
+    return {
+        "id": brand.id, "name": brand.name, "description": brand.description, "logo_url": brand.logo_url,
+        "logo_light_url": brand.logo_light_url, "logo_dark_url": brand.logo_dark_url, "timezone": brand.timezone,
+        "website": brand.website, "business_category": brand.category, "brand_kit": brand.brand_kit,
+        "content_preferences": brand.content_preferences, "image_posting": brand.image_posting,
+        "video_posting": brand.video_posting, "created_at": iso(brand.created_at), "updated_at": iso(brand.updated_at),
+    }
+
+
+async def list_brands(call: Call, req: ListBrandsRequest) -> Reply:
+    caller = call.caller
+    assert caller is not None
+    query = select(Brand).where(Brand.workspace_id == caller.workspace_id)
+    if caller.brand_ids is not None:
+        query = query.where(Brand.id.in_(sorted(caller.brand_ids)))
+    rows = (await call.session.exec(
+        query.order_by(Brand.created_at, Brand.id).offset((req.page - 1) * req.limit).limit(req.limit + 1))).all()
+    has_more = len(rows) > req.limit
+    return Reply(data=[older_brand(b) for b in rows[: req.limit]],
+                 pagination={"page": req.page, "limit": req.limit, "has_more": has_more})
+
+
+async def get_brand(call: Call, req: BrandPath) -> dict:
+    assert call.brand is not None
+    return older_brand(call.brand)
+
+
+ENDPOINTS = [
+    Endpoint(
+        name="get_context", handler=get_context, method="GET", path="/v1/context", toolset="context",
+        summary="Read this API key's authority: the actor, workspace, granted scopes, brand access and the brands "
+                "it may act on, each with links to its targets, media imports and content items.",
+        guidance="Call this first. Changes nothing. Next: get_brand_context for voice, list_targets for accounts.",
+        request=GetContextRequest, response=out.AgentContext, title="Get agent context", any_key=True,
+    ),
+    Endpoint(
+        name="get_brand_context", handler=get_brand_context, method="GET", path="/v1/brands/{brand_id}/context", toolset="brands",
+        scopes=("posts:read",), request=BrandPath, response=out.BrandContext, title="Get brand context",
+        summary="Read a brand's voice and identity: description, category, timezone, logo, colours, fonts, "
+                "custom instructions, voice profile and strategy, default call to action, Link in bio status.",
+        guidance="Read-only. Write drafts in this voice with create_content_item.",
+    ),
+    Endpoint(
+        name="list_brands", handler=list_brands, method="GET", path="/v1/brands", toolset="brands", scopes=("brands:read",),
+        request=ListBrandsRequest, response=out.Brand, list_shape="older", title="List brands",
+        summary="List the brands this key may access (older page/limit shape, oldest first).",
+        guidance="Read-only. get_context lists the same brands with links.",
+    ),
+    Endpoint(
+        name="get_brand", handler=get_brand, method="GET", path="/v1/brands/{brand_id}", toolset="brands", scopes=("brands:read",),
+        request=BrandPath, response=out.Brand, title="Get brand",
+        summary="Read one brand in the older brand shape (brand kit, content preferences, posting cadence).",
+        guidance="Read-only. For voice and identity use get_brand_context.",
+    ),
+]

@@ -1,0 +1,135 @@
+"""The `Endpoint` value: every route is declared once, and the REST routes, MCP tools, OpenAPI document,
+docs and manifest are all derived from these declarations. Request-model conventions: `schemas.requests`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel
+
+from schemas.errors import ApiError
+from schemas.requests import (  # noqa: F401  (re-exported for area modules)
+    LOCATION_KEY,
+    NoInput,
+    PathParam,
+    QueryParam,
+    RequestModel,
+    field_locations,
+    fields_at,
+)
+
+if TYPE_CHECKING:
+    from sqlmodel.ext.asyncio.session import AsyncSession
+
+    from storage.tables.brands import Brand
+    from tools.auth import Caller
+    from tools.runtime import Runtime
+
+PATH_PARAM_RE = re.compile(r"{([a-z_]+)}")
+
+
+@dataclass
+class Reply:
+    """What a handler returns when the plain payload is not enough."""
+
+    data: Any = None
+    status: int | None = None  # None: the endpoint's declared status
+    headers: dict[str, str] = field(default_factory=dict)
+    pagination: dict[str, Any] | None = None  # the older list shape's sibling object
+    not_modified: bool = False  # 304, no body
+
+
+Handler = Callable[["Call", Any], Awaitable[Any]]
+
+
+@dataclass(frozen=True, eq=False)
+class Endpoint:
+    name: str  # verb_noun, the MCP tool name
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
+    path: str
+    summary: str  # one sentence: what it does
+    toolset: str
+    handler: Handler
+    request: type[RequestModel] = NoInput
+    response: type[BaseModel] | None = None  # the payload (`data`); for older lists, one item
+    scopes: tuple[str, ...] = ()
+    public: bool = False  # no key needed (GET /v1/plans, capabilities)
+    any_key: bool = False  # any valid key, no scope needed (GET /v1/context)
+    roles: tuple[str, ...] = ()  # owner roles required (community, admin)
+    idempotency: Literal["none", "optional", "required"] = "none"
+    status: int = 200  # status of a first success (201 on creates)
+    destructive: bool = False
+    open_world: bool = False  # reaches a social network (directly or by what it schedules)
+    list_shape: Literal["data", "older"] = "data"
+    variant: str | None = None  # "older": the older shape of a route that has two; selected by ?variant=older
+    guidance: str = ""  # for agents: what it never does, what to call next
+    title: str | None = None
+    # Rewrites a stored payload for an idempotent replay (e.g. outcome -> "replayed").
+    replay: Callable[[Any], Any] | None = None
+    # Request headers the handler may read (REST only), e.g. If-None-Match.
+    headers: tuple[str, ...] = ()
+
+    @property
+    def read_only(self) -> bool:
+        return self.method == "GET"
+
+    @property
+    def route_key(self) -> tuple[str, str, str | None]:
+        return (self.method, self.path, self.variant)
+
+    @property
+    def path_params(self) -> tuple[str, ...]:
+        return tuple(PATH_PARAM_RE.findall(self.path))
+
+    @property
+    def label(self) -> str:
+        return f"{self.method} {self.path}" + (f" (variant={self.variant})" if self.variant else "")
+
+    @property
+    def description(self) -> str:
+        return f"{self.summary} {self.guidance}".strip()
+
+
+@dataclass
+class Call:
+    """Everything a handler may use. It never sees HTTP or MCP."""
+
+    rt: Runtime
+    session: AsyncSession
+    endpoint: Endpoint
+    caller: Caller | None
+    request_id: str
+    now: datetime
+    idempotency_key: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    brand: Brand | None = None  # set when the path has {brand_id}: already checked visible to the key
+    _after_commit: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    @property
+    def scopes(self) -> frozenset[str]:
+        return self.caller.scopes if self.caller else frozenset()
+
+    def has_scopes(self, *scopes: str) -> bool:
+        return set(scopes) <= self.scopes
+
+    def require_scopes(self, *scopes: str, reason: str = "") -> None:
+        """Conditional authority (e.g. publish:execute for approved schedules): fails closed."""
+        missing = [s for s in scopes if s not in self.scopes]
+        if missing:
+            needed = sorted(set(self.endpoint.scopes) | set(scopes))
+            raise ApiError("INSUFFICIENT_SCOPE", f"This request needs scope {', '.join(missing)}{reason}.",
+                           details={"required_scopes": needed, "missing_scopes": missing})
+
+    @property
+    def brand_id(self) -> str:
+        assert self.brand is not None, "endpoint has no {brand_id}"
+        return self.brand.id
+
+    def after_commit(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """Run once the transaction has committed (e.g. wake the worker); never runs on failure."""
+        self._after_commit.append(fn)

@@ -1,0 +1,35 @@
+"""The long-lived services a handler can reach: settings, database, clock, providers, worker wake-up."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import anyio
+
+from providers import Provider, default_providers
+from schemas.settings import Settings
+from schemas.time import Clock, SystemClock
+from storage.db import Database
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    db: Database
+    clock: Clock = field(default_factory=SystemClock)
+    providers: dict[str, Provider] = field(default_factory=default_providers)
+    # Set when new work is due, so an idle worker in this process wakes at once instead of at its next poll.
+    work_ready: anyio.Event = field(default_factory=anyio.Event)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **kwargs: object) -> Runtime:
+        return cls(settings=settings, db=Database(settings.resolved_database_url), **kwargs)  # type: ignore[arg-type]
+
+    def provider(self, name: str) -> Provider:
+        return self.providers[name]
+
+    def wake_worker(self) -> None:
+        self.work_ready.set()
+
+    async def close(self) -> None:
+        await self.db.dispose()
