@@ -11,6 +11,7 @@ import anyio
 from starlette.applications import Starlette
 
 from schemas.settings import Settings
+from server import mounts
 from server.dispatch import Dispatcher
 from server.rest import rest_app
 from server.worker import Worker
@@ -18,11 +19,6 @@ from storage.migrate import check_current
 from tools.runtime import Runtime
 
 log = logging.getLogger("socialpub")
-
-# Extra routes and lifespans contributed by other adapters (MCP transports, asset serving, bio pages):
-# each is `fn(rt, dispatcher) -> list[route]`.
-ROUTE_PROVIDERS: list[Any] = []
-
 
 def build_app(rt: Runtime, *, run_worker: bool | None = None, check_schema: bool = True,
               dispatcher: Dispatcher | None = None, extra_routes: list[Any] | None = None,
@@ -35,8 +31,8 @@ def build_app(rt: Runtime, *, run_worker: bool | None = None, check_schema: bool
         if check_schema:
             await check_current(rt.db)
         async with contextlib.AsyncExitStack() as stack:
-            for enter in extra_lifespans or []:
-                await stack.enter_async_context(enter(app))
+            for enter in [*lifespans, *(extra_lifespans or [])]:
+                await stack.enter_async_context(enter(rt))
             async with anyio.create_task_group() as tg:
                 if worker_on:
                     tg.start_soon(Worker(rt).run_forever)
@@ -44,8 +40,12 @@ def build_app(rt: Runtime, *, run_worker: bool | None = None, check_schema: bool
                 tg.cancel_scope.cancel()
 
     routes = list(extra_routes or [])
-    for provide in ROUTE_PROVIDERS:
-        routes.extend(provide(rt, dispatcher))
+    lifespans = []
+    for module in mounts.modules():
+        if hasattr(module, "routes"):
+            routes.extend(module.routes(rt, dispatcher))
+        if hasattr(module, "lifespan"):
+            lifespans.append(module.lifespan)
     app = rest_app(dispatcher, extra_routes=routes, lifespan=lifespan)
     app.state.runtime = rt
     app.state.dispatcher = dispatcher

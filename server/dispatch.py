@@ -78,7 +78,10 @@ def issues_from(exc: ValidationError) -> list[dict[str, Any]]:
     out = []
     for err in exc.errors(include_input=False, include_url=False):
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        code = err.get("ctx", {}).get("issue_code") if isinstance(err.get("ctx"), dict) else None
+        ctx = err.get("ctx") if isinstance(err.get("ctx"), dict) else {}
+        code = ctx.get("issue_code")
+        if isinstance(ctx.get("index"), int):  # point at the offending element of a list
+            loc = (*loc, ctx["index"])
         out.append(issue(field_path(loc), code or _ISSUE_CODES.get(err["type"], "INVALID_VALUE"),
                          _plain_message(err)))
     return out

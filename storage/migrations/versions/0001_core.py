@@ -141,6 +141,46 @@ def upgrade() -> None:
         batch_op.create_index('ix_integrations_brand_created', ['brand_id', 'created_at', 'id'], unique=False)
         batch_op.create_index(batch_op.f('ix_integrations_workspace_id'), ['workspace_id'], unique=False)
 
+    op.create_table('media',
+    sa.Column('created_at', storage.types.UTCDateTime(), nullable=False),
+    sa.Column('updated_at', storage.types.UTCDateTime(), nullable=False),
+    sa.Column('id', sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
+    sa.Column('workspace_id', sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
+    sa.Column('brand_id', sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
+    sa.Column('folder_id', sqlmodel.sql.sqltypes.AutoString(length=40), nullable=True),
+    sa.Column('file_name', sqlmodel.sql.sqltypes.AutoString(length=500), nullable=False),
+    sa.Column('content_type', sqlmodel.sql.sqltypes.AutoString(length=100), nullable=False),
+    sa.Column('size', sa.Integer(), nullable=True),
+    sa.Column('sha256', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
+    sa.Column('status', sqlmodel.sql.sqltypes.AutoString(length=30), nullable=False),
+    sa.Column('source', sqlmodel.sql.sqltypes.AutoString(length=30), nullable=False),
+    sa.Column('source_url', sqlmodel.sql.sqltypes.AutoString(length=2000), nullable=True),
+    sa.Column('kind', sqlmodel.sql.sqltypes.AutoString(length=10), nullable=True),
+    sa.Column('width', sa.Integer(), nullable=True),
+    sa.Column('height', sa.Integer(), nullable=True),
+    sa.Column('duration', sa.Float(), nullable=True),
+    sa.Column('codec', sqlmodel.sql.sqltypes.AutoString(length=40), nullable=True),
+    sa.Column('format', sqlmodel.sql.sqltypes.AutoString(length=40), nullable=True),
+    sa.Column('storage_key', sqlmodel.sql.sqltypes.AutoString(length=500), nullable=True),
+    sa.Column('asset_id', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
+    sa.Column('thumbnail_large_id', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
+    sa.Column('thumbnail_small_id', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
+    sa.Column('derived_from_id', sqlmodel.sql.sqltypes.AutoString(length=40), nullable=True),
+    sa.Column('derivation', sa.JSON(none_as_null=True).with_variant(postgresql.JSONB(none_as_null=True, astext_type=Text()), 'postgresql'), nullable=True),
+    sa.Column('label_ids', sa.JSON(none_as_null=True).with_variant(postgresql.JSONB(none_as_null=True, astext_type=Text()), 'postgresql'), nullable=False),
+    sa.Column('description', sqlmodel.sql.sqltypes.AutoString(length=10000), nullable=True),
+    sa.Column('last_used_at', storage.types.UTCDateTime(), nullable=True),
+    sa.Column('failure_code', sqlmodel.sql.sqltypes.AutoString(length=60), nullable=True),
+    sa.Column('failure_reason', sqlmodel.sql.sqltypes.AutoString(length=500), nullable=True),
+    sa.ForeignKeyConstraint(['brand_id'], ['brands.id'], ),
+    sa.ForeignKeyConstraint(['workspace_id'], ['workspaces.id'], ),
+    sa.PrimaryKeyConstraint('id'),
+    sa.UniqueConstraint('asset_id')
+    )
+    with op.batch_alter_table('media', schema=None) as batch_op:
+        batch_op.create_index('ix_media_brand_created', ['brand_id', 'created_at', 'id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_media_workspace_id'), ['workspace_id'], unique=False)
+
     op.create_table('idempotency_records',
     sa.Column('id', sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
     sa.Column('api_key_id', sqlmodel.sql.sqltypes.AutoString(length=40), nullable=False),
@@ -166,6 +206,11 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_idempotency_records_created_at'))
 
     op.drop_table('idempotency_records')
+    with op.batch_alter_table('media', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_media_workspace_id'))
+        batch_op.drop_index('ix_media_brand_created')
+
+    op.drop_table('media')
     with op.batch_alter_table('integrations', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_integrations_workspace_id'))
         batch_op.drop_index('ix_integrations_brand_created')

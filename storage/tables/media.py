@@ -1,0 +1,50 @@
+"""Media items: uploaded, imported or derived files, with what probing found in their bytes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Index
+from sqlmodel import Field
+
+from storage.tables._base import Stamped, json_field, utc_field
+
+# Statuses in which a media item may be attached to content (`readiness.ready_for_content`).
+READY_STATUSES = ("completed",)
+MEDIA_STATUSES = ("pending_upload", "ready_for_processing", "processing", "completed", "failed")
+
+
+class Media(Stamped, table=True):
+    __tablename__ = "media"
+    __table_args__ = (Index("ix_media_brand_created", "brand_id", "created_at", "id"),)
+
+    id: str = Field(primary_key=True, max_length=40)
+    workspace_id: str = Field(foreign_key="workspaces.id", index=True, max_length=40)
+    brand_id: str = Field(foreign_key="brands.id", max_length=40)
+    folder_id: str | None = Field(default=None, max_length=40)
+    file_name: str = Field(max_length=500)
+    content_type: str = Field(max_length=100)
+    size: int | None = None  # bytes; declared for uploads, measured for imports
+    sha256: str | None = Field(default=None, max_length=64)
+    status: str = Field(default="processing", max_length=30)
+    source: str = Field(max_length=30)  # upload | legacy_upload | remote_import | repair_derivative
+    source_url: str | None = Field(default=None, max_length=2000)
+    kind: str | None = Field(default=None, max_length=10)  # image | video, from the bytes
+    width: int | None = None
+    height: int | None = None
+    duration: float | None = None  # seconds (video)
+    codec: str | None = Field(default=None, max_length=40)
+    format: str | None = Field(default=None, max_length=40)
+    storage_key: str | None = Field(default=None, max_length=500)
+    # Opaque capability IDs: assets are served at {media_url}/assets/<id>, never by storage path.
+    asset_id: str = Field(max_length=64, unique=True)
+    thumbnail_large_id: str | None = Field(default=None, max_length=64)
+    thumbnail_small_id: str | None = Field(default=None, max_length=64)
+    derived_from_id: str | None = Field(default=None, max_length=40)
+    derivation: dict[str, Any] | None = json_field()
+    label_ids: list[str] = json_field(list, nullable=False)
+    description: str | None = Field(default=None, max_length=10000)
+    last_used_at: datetime | None = utc_field(nullable=True)
+    failure_code: str | None = Field(default=None, max_length=60)
+    failure_reason: str | None = Field(default=None, max_length=500)
