@@ -21,6 +21,7 @@ import anyio
 
 import tools
 from storage import queue
+from storage.queue import RetryLater
 from tools import catalogue
 from tools.runtime import Runtime
 
@@ -31,10 +32,6 @@ Tick = Callable[[Runtime, str], Awaitable[int]]
 
 LEASE = timedelta(minutes=5)
 POLL_SECONDS = 1.0
-
-
-class RetryLater(Exception):
-    """Raised by a job handler for a transient failure: the job is retried with backoff."""
 
 
 @cache

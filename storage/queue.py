@@ -15,6 +15,10 @@ from storage.db import Database
 from storage.tables.jobs import Job
 
 
+class RetryLater(Exception):
+    """Raised by a job handler for a transient failure: the job is retried with backoff."""
+
+
 async def enqueue(session: AsyncSession, now: datetime, kind: str, payload: dict[str, Any], *,
                   run_at: datetime | None = None, dedupe_key: str | None = None, max_attempts: int = 5) -> Job:
     if dedupe_key is not None:
