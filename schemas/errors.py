@@ -108,6 +108,9 @@ class ApiError(Exception):
     next_action: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     retryable: bool | None = None
+    # Commit what the handler wrote before failing (e.g. an integration marked for reauthorisation by the
+    # provider call that failed). Default: the transaction is rolled back and nothing changes.
+    keep_changes: bool = False
 
     def __post_init__(self) -> None:
         if self.code not in CODES:

@@ -214,7 +214,14 @@ class Dispatcher:
                         now=rt.clock.now(), idempotency_key=idem_key,
                         headers={h: headers[h.lower()] for h in ep.headers if h.lower() in headers},
                         brand=brand)
-            result = await ep.handler(call, model)
+            try:
+                result = await ep.handler(call, model)
+            except ApiError as exc:
+                if exc.keep_changes:
+                    if digest is not None:
+                        await session.delete(record)  # the key stays usable for a retry
+                    await session.commit()
+                raise
             reply = result if isinstance(result, Reply) else Reply(data=result)
             status = reply.status or ep.status
             if reply.not_modified:

@@ -129,3 +129,16 @@ async def test_unexpected_exception_leaks_nothing(world, monkeypatch, caplog) ->
     assert out.body["error"]["code"] == "INTERNAL_ERROR"
     assert "hunter2" in caplog.text  # the operator's log has it, keyed by request_id
     assert out.body["error"]["request_id"] in caplog.text
+
+
+async def test_capabilities_public_with_etag_and_304(sqlite_env) -> None:
+    rest = sqlite_env.rest
+    resp = await rest.get("/v1/platforms/capabilities")
+    assert resp.status_code == 200
+    assert resp.headers["cache-control"] == "public, max-age=300"
+    tag = resp.headers["etag"]
+    assert len(resp.json()["data"]["platforms"]) == 13
+    again = await rest.get("/v1/platforms/capabilities", headers={"If-None-Match": tag})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == tag
+    other = await rest.get("/v1/platforms/capabilities", headers={"If-None-Match": '"stale"'})
+    assert other.status_code == 200

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# Version tag of the validation policy (date and sequence). Bump it whenever any rule changes: preflight
+# reports it and the capabilities ETag changes with it.
+VALIDATION_VERSION = "2026-11-22.1"
+
 
 @dataclass(frozen=True)
 class Platform:
