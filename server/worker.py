@@ -90,8 +90,9 @@ class Worker:
             except RetryLater as exc:
                 error, retry = str(exc) or "retry later", True
             except Exception as exc:
+                # Often an infrastructure blip: retried with backoff up to max_attempts, logged for operators.
                 log.exception("job %s (%s) failed", job_id, kind)
-                error = f"{type(exc).__name__}: {exc}"
+                error, retry = f"{type(exc).__name__}: {exc}", True
         async with self.rt.db.session(write=True) as session:
             now = self.rt.clock.now()
             if error is None:
