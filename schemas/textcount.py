@@ -308,7 +308,7 @@ _GTLDS = ("com|net|org|info|biz|edu|gov|mil|int|io|co|ai|app|dev|me|tv|ly|gg|fm|
 _URL_RE = re.compile(
     r"(?<![\w@.\-/])(?:"
     r"https?://[^\s<>\"]+"
-    r"|(?:www\.)?(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+(?:" + _GTLDS + r"|[a-z]{2})"
+    r"|(?:www\.)?(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+(?:" + _GTLDS + r"|[a-z]{2})(?![\w\-])"
     r"(?::\d{1,5})?(?:/[^\s<>\"]*)?"
     r")(?<![.,;:!?)\]'\"])",
     re.IGNORECASE,
