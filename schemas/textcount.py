@@ -328,6 +328,7 @@ def _link_key(url: str) -> str:
     return host.lower().removeprefix("www.") + ("/" + rest if rest else "")
 
 
+@lru_cache(maxsize=512)
 def count_links(text: str, *, unique: bool = True) -> int:
     """Number of links; `unique` counts the same address once (scheme, `www.` and host case ignored)."""
     urls = find_urls(text)
@@ -337,9 +338,19 @@ def count_links(text: str, *, unique: bool = True) -> int:
 _HASHTAG_RE = re.compile(r"(?<![\w#&/])[#＃](\w*[^\W\d_]\w*)")
 
 
+@lru_cache(maxsize=512)
 def find_hashtags(text: str) -> tuple[str, ...]:
     """Hashtags written inline (`#word`, not `#123`, not inside a URL fragment), without the `#`."""
     return tuple(m.group(1) for m in _HASHTAG_RE.finditer(_URL_RE.sub(" ", text)))
+
+
+_MENTION_RE = re.compile(r"(?<![\w@])@[A-Za-z0-9_.]{1,30}")
+
+
+@lru_cache(maxsize=512)
+def find_mentions(text: str) -> tuple[str, ...]:
+    """@handles written in the text (not e-mail addresses)."""
+    return tuple(_MENTION_RE.findall(text))
 
 
 # --- composition and dispatch -----------------------------------------------------------------------------

@@ -13,7 +13,6 @@ Documented for agents in docs/preflight.md.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
@@ -34,7 +33,14 @@ from schemas.preflight import (
     Severity,
     TargetReport,
 )
-from schemas.textcount import COUNTING_DESCRIPTIONS, all_hashtags, compose_text, count, count_links
+from schemas.textcount import (
+    COUNTING_DESCRIPTIONS,
+    all_hashtags,
+    compose_text,
+    count,
+    count_links,
+    find_mentions,
+)
 from schemas.time import parse_timestamp
 from tools.repair_options import compute_repair_options, within_aspect
 
@@ -44,7 +50,6 @@ READY_STATUS = "completed"
 FAILED_STATUSES = frozenset({"failed"})
 EXPIRED_STATUSES = frozenset({"expired", "needs_reauth"})
 PUBLISH_SCOPE = "publish:execute"
-_MENTION_RE = re.compile(r"(?<![\w@])@[A-Za-z0-9_.]{1,30}")
 
 # code -> (action, label, guidance). Guidance says what to do; messages say what is wrong.
 ACTIONS: dict[str, tuple[str, str, str]] = {
@@ -356,7 +361,7 @@ class _Target:
                 n = len({t.lower() for t in tags}) if lim.unique else len(tags)
                 path = hashtags_path
             elif lim.subject == "mentions":
-                found = _MENTION_RE.findall(text)
+                found = find_mentions(text)
                 n = len({m.lower() for m in found}) if lim.unique else len(found)
             else:
                 n = count_links(text, unique=lim.unique)
