@@ -45,7 +45,7 @@ def test_rules_change_needs_a_version_bump() -> None:
         f"{VALIDATION_VERSION} is recorded with other rules in {HISTORY.name}: a rule change needs a NEW version")
     assert len(set(history.values())) == len(history), "two versions cannot name the same rules"
     assert list(history) == sorted(history), "versions are added in order"
-    assert VALIDATION_VERSION == list(history)[-1]
+    assert list(history)[-1] == VALIDATION_VERSION
 
 
 def test_version_tag_format() -> None:
