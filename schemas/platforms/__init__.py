@@ -1,14 +1,26 @@
 """The platform registry: one entry per platform, the single source for platform keys, post types and
 defaults. `GET /v1/platforms/capabilities`, the content settings models and preflight all derive from it.
+The rules of each platform (text, media, threads, required settings, sources) are in `data.py`, typed by
+`rules.py`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass, field
+from functools import cache
+
+from schemas.platforms.data import REPAIR_POLICY, RULES
+from schemas.platforms.rules import PlatformRules
 
 # Version tag of the validation policy (date and sequence). Bump it whenever any rule changes: preflight
-# reports it and the capabilities ETag changes with it.
-VALIDATION_VERSION = "2026-11-22.1"
+# reports it, repair options are issued under it (`policy_version`) and the capabilities ETag changes with it.
+VALIDATION_VERSION = "2026-11-22.2"
+# Fingerprint of the rules data that VALIDATION_VERSION describes. A test recomputes it: when the rules
+# change, bump VALIDATION_VERSION and record the new fingerprint here (the test prints it).
+RULES_FINGERPRINT = "sha256:1149a9135feaf491517edc24243a4438cbce67aa437a3fc6479a20ec65cbd3ad"
 
 
 @dataclass(frozen=True)
@@ -25,6 +37,12 @@ class Platform:
     dynamic_options: str | None = None
     account_modes: tuple[str, ...] = ("personal",)
     extra: dict[str, object] = field(default_factory=dict)
+    # Hidden or internal platforms are left out of the public capabilities document.
+    hidden: bool = False
+
+    @property
+    def rules(self) -> PlatformRules:
+        return RULES[self.key]
 
 
 PLATFORMS: tuple[Platform, ...] = (
@@ -61,3 +79,21 @@ MAIN_SETTINGS_KEYS: tuple[str, ...] = tuple(p.settings_key for p in PLATFORMS if
 
 def platform(key: str) -> Platform:
     return BY_KEY[key]
+
+
+def public_platforms() -> tuple[Platform, ...]:
+    return tuple(p for p in PLATFORMS if not p.hidden)
+
+
+assert set(RULES) == set(BY_KEY), "every platform has rules"
+assert all({t.key for t in RULES[p.key].post_types} == set(p.post_types) for p in PLATFORMS), \
+    "the rules describe exactly the registry's post types"
+
+
+@cache
+def rules_fingerprint() -> str:
+    """sha256 over the canonical JSON of every platform entry and its rules (what VALIDATION_VERSION names)."""
+    data = {"platforms": [{**dataclasses.asdict(p), "rules": dataclasses.asdict(p.rules)} for p in PLATFORMS],
+            "repair_policy": dataclasses.asdict(REPAIR_POLICY)}
+    body = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str).encode()
+    return "sha256:" + hashlib.sha256(body).hexdigest()
