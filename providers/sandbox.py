@@ -4,8 +4,8 @@ Faults live in the integration's provider state: `{"faults": {"<operation>": "<k
 operation is `dynamic_options`, `publish` or `delete_post` and kind is a provider error kind
 (`reauth_required` or its alias `expired_credentials`, `rate_limited`, `transient`, `unavailable`,
 `malformed`, `rejected`), or one of two behaviours that raise nothing: `malformed_data` (dynamic_options
-answers with data that breaks the contract, which the caller must catch) and `hang` (the call never
-answers, which the caller's timeout must catch). With `:<times>` the fault fires that many times, then the
+answers with data that breaks the contract, which the caller must catch; other operations ignore it) and
+`hang` (the call never answers, which the caller's timeout must catch). With `:<times>` the fault fires that many times, then the
 call succeeds (a transient failure that heals). docs/targets.md documents the format for operators.
 Every call is appended to `calls`, so tests can prove an operation called no provider.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 
-from providers.base import Account, Options, PostRequest, PostResult, ProviderError
+from providers.base import ERROR_KINDS, Account, Options, PostRequest, PostResult, ProviderError
 
 PRIVACY_LEVELS = [
     {"value": "PUBLIC_TO_EVERYONE", "label": "Everyone"},
@@ -25,6 +25,11 @@ PRIVACY_LEVELS = [
     {"value": "FOLLOWER_OF_CREATOR", "label": "Followers"},
     {"value": "SELF_ONLY", "label": "Only me"},
 ]
+# What `provider_state["faults"]` may hold: {operation: "kind[:times]"}.
+FAULT_OPERATIONS = ("dynamic_options", "publish", "delete_post")
+FAULT_KINDS = (*ERROR_KINDS, "expired_credentials", "malformed_data", "hang")
+# Account facts the sandbox reads from provider_state (besides faults).
+STATE_KEYS = ("privacy_levels", "comments_disabled", "duets_disabled", "stitches_disabled", "boards")
 DEFAULT_BOARDS = [
     {"value": "board_recipes", "label": "Recipes"},
     {"value": "board_inspiration", "label": "Inspiration"},
