@@ -3,7 +3,8 @@
 Both servers are uvicorn on 127.0.0.1 (ephemeral ports) with the same settings, each in its own process, and
 are measured by the same httpx client in the same run: N requests with C in flight. The bare route is the
 floor (what uvicorn + Starlette cost with no work); the ratio is what the service core costs on top
-(authentication, rate limiter, dispatch, one read transaction, envelope). Prints numbers; asserts nothing.
+(authentication, rate limiter, dispatch, one read transaction, envelope). It also prints each server's CPU
+time per request (Linux), which a slow client or a busy machine does not distort. Asserts nothing.
 
     python bench/rest_context.py [--requests 1000] [--concurrency 16] [--rounds 2]
 """
@@ -90,7 +91,18 @@ def start(kind: str, db_url: str, home: str) -> tuple[subprocess.Popen, str]:
     return proc, f"http://127.0.0.1:{line.split()[1]}"
 
 
-async def measure(base: str, headers: dict[str, str], requests: int, concurrency: int) -> float:
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process (Linux /proc); None where unavailable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+async def measure(base: str, headers: dict[str, str], requests: int, concurrency: int,
+                  pid: int) -> tuple[float, float | None]:
+    """Throughput (req/s) and the server's CPU milliseconds per request over the timed phase."""
     import httpx
 
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
@@ -103,9 +115,11 @@ async def measure(base: str, headers: dict[str, str], requests: int, concurrency
 
         await asyncio.gather(*(worker(20) for _ in range(concurrency)))  # warm-up: connections, caches
         share = [requests // concurrency + (1 if n < requests % concurrency else 0) for n in range(concurrency)]
-        started = time.perf_counter()
+        cpu_before, started = cpu_seconds(pid), time.perf_counter()
         await asyncio.gather(*(worker(n) for n in share))
-        return requests / (time.perf_counter() - started)
+        elapsed, cpu_after = time.perf_counter() - started, cpu_seconds(pid)
+        cpu_ms = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) * 1000 / requests
+        return requests / elapsed, cpu_ms
 
 
 def main() -> None:
@@ -129,11 +143,15 @@ def main() -> None:
             for kind in ("bare", "context"):
                 procs[kind] = start(kind, db_url, home)
             best = {"bare": 0.0, "context": 0.0}
+            cpu: dict[str, float | None] = {"bare": None, "context": None}
             for _ in range(args.rounds):
                 for kind in ("bare", "context"):
-                    rate = asyncio.run(measure(procs[kind][1], {"Authorization": f"Bearer {secret}"},
-                                               args.requests, args.concurrency))
+                    proc, base = procs[kind]
+                    rate, cpu_ms = asyncio.run(measure(base, {"Authorization": f"Bearer {secret}"},
+                                                       args.requests, args.concurrency, proc.pid))
                     best[kind] = max(best[kind], rate)
+                    if cpu_ms is not None:
+                        cpu[kind] = cpu_ms if cpu[kind] is None else min(cpu[kind], cpu_ms)
         finally:
             for proc, _ in procs.values():
                 proc.terminate()
@@ -142,6 +160,10 @@ def main() -> None:
     print(f"bare Starlette route   {best['bare']:9.1f} req/s")
     print(f"GET /v1/context        {best['context']:9.1f} req/s")
     print(f"ratio context/bare     {best['context'] / best['bare']:9.3f}")
+    # Throughput is capped by whichever side is slower (often the client); server CPU per request is not.
+    if cpu["bare"] and cpu["context"]:
+        print(f"server CPU per request: bare {cpu['bare']:.2f} ms, context {cpu['context']:.2f} ms, "
+              f"ratio bare/context {cpu['bare'] / cpu['context']:.3f}")
 
 
 if __name__ == "__main__":
