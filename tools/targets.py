@@ -173,6 +173,12 @@ def discovery_row(brand_id: str, p: Platform) -> dict[str, Any]:
     }
 
 
+def _discoverable() -> list[Platform]:
+    # Hidden or internal platforms (the registry's `hidden` flag, where it exists) get no discovery row, as
+    # they are left out of the public capabilities document.
+    return [p for p in PLATFORMS if not getattr(p, "hidden", False)]
+
+
 def _brand_integrations(call: Call) -> Any:
     assert call.caller is not None
     return select(Integration).where(Integration.workspace_id == call.caller.workspace_id,
@@ -192,7 +198,8 @@ async def list_targets(call: Call, req: BrandPath) -> out.TargetList:
                                                Integration.brand_id == call.brand_id).distinct())).all())
     order = {key: n for n, key in enumerate(PLATFORM_KEYS)}
     keyed = [((order.get(r.platform, len(order)), 0, r.created_at.timestamp(), r.id), target_row(r)) for r in rows]
-    keyed += [((order[p.key], 1, 0.0, ""), discovery_row(call.brand_id, p)) for p in PLATFORMS if p.key not in platforms]
+    keyed += [((order[p.key], 1, 0.0, ""), discovery_row(call.brand_id, p)) for p in _discoverable()
+              if p.key not in platforms]
     keyed.sort(key=lambda kv: kv[0])
     return out.TargetList.model_validate({
         "brand_id": call.brand_id, "targets": [row for _, row in keyed], "truncated": truncated,
