@@ -31,8 +31,8 @@ class ApiKeyInfo(_Out):
 
 
 class ContextBrandLinks(_Out):
-    # TODO(integration): required once targets, media and content endpoints have landed.
-    targets: Link | None = None
+    targets: Link
+    # TODO(integration): required once media and content endpoints have landed.
     media_imports: Link | None = None
     content_items: Link | None = None
 
@@ -95,7 +95,7 @@ class LinkInBio(_Out):
 class BrandContextLinks(_Out):
     self: Link
     labels: Link | None = None
-    targets: Link | None = None
+    targets: Link
 
 
 class BrandContext(_Out):

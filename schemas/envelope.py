@@ -13,7 +13,9 @@ class Link(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     href: str = Field(description="Path under the service base address, starting with /v1.")
-    method: str | None = Field(default=None, description="HTTP method; omitted means GET.")
+    # Absent (not null) for GET, also when a handler returns a validated model.
+    method: str | None = Field(default=None, description="HTTP method; omitted means GET.",
+                               exclude_if=lambda v: v is None)
     required_scopes: list[str]
 
 

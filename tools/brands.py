@@ -46,7 +46,7 @@ async def get_context(call: Call, req: GetContextRequest) -> out.AgentContext:
     rows = (await call.session.exec(query.order_by(Brand.created_at, Brand.id).limit(500))).all()
     brands = []
     for brand_id, name in rows:
-        links = {"targets": _optional_link("list_targets", brand_id=brand_id),
+        links = {"targets": link("list_targets", brand_id=brand_id),
                  "media_imports": _optional_link("import_media", brand_id=brand_id),
                  "content_items": _optional_link("create_content_item", brand_id=brand_id)}
         brands.append({"id": brand_id, "name": name, "links": {k: v for k, v in links.items() if v}})
@@ -69,7 +69,7 @@ def brand_context(brand: Brand, public_base: str | None = None) -> dict:
     published = brand.link_in_bio_status == "published" and brand.link_in_bio_handle
     links = {"self": link("get_brand_context", brand_id=brand.id),
              "labels": _optional_link("list_labels", brand_id=brand.id),
-             "targets": _optional_link("list_targets", brand_id=brand.id)}
+             "targets": link("list_targets", brand_id=brand.id)}
     return {
         "brand": {"id": brand.id, "name": brand.name, "description": brand.description, "website": brand.website,
                   "category": brand.category, "timezone": brand.timezone},
