@@ -17,7 +17,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import content as sc
 from schemas.errors import ApiError, Issues
-from schemas.platforms import PLATFORM_KEYS, PLATFORMS, SETTINGS_KEYS
+from schemas.platforms import MAIN_SETTINGS_KEYS, PLATFORM_KEYS, PLATFORMS, SETTINGS_KEYS
 from schemas.text_length import THREADS_LINKS_MAX, THREADS_TEXT_MAX, count_links, threads_length
 from schemas.time import iso
 from storage.tables.content import ContentItem, ContentItemLabel
@@ -311,8 +311,13 @@ async def set_labels(session: AsyncSession, item: ContentItem, label_ids: list[s
 # -- public shapes --------------------------------------------------------------------------------------------
 
 def _settings_out(item: ContentItem) -> dict[str, Any]:
-    return {k: sc.SETTINGS_OUT[k].model_validate(item.settings[k]) if k in item.settings else None
-            for k in SETTINGS_KEYS}
+    """The five main settings always (null when unset); the others, and thread_parts, only when set."""
+    out: dict[str, Any] = dict.fromkeys(MAIN_SETTINGS_KEYS)
+    for key, value in item.settings.items():
+        if value.get("thread_parts", ...) is None:
+            value = {k: v for k, v in value.items() if k != "thread_parts"}
+        out[key] = sc.SETTINGS_OUT[key].model_validate(value)
+    return out
 
 
 def released(item: ContentItem, label_ids: list[str]) -> Any:
