@@ -164,9 +164,9 @@ class Dispatcher:
     async def _invoke(self, ep: Endpoint, args: dict[str, Any], token: str | None, headers: Mapping[str, str],
                       idempotency_header: str | None, request_id: str, client: str) -> Outcome:
         rt = self.rt
-        # Idempotency key: header or body field, equal when both are sent.
+        # Idempotency key: header or body field, equal when both are sent. Checked after authority and input
+        # validation (step 4), so a key without the scope learns 403 before being asked for a key.
         body_key = args.pop("idempotency_key", None)
-        idem_key = self._idempotency_key(ep, idempotency_header, body_key)
 
         if ep.public:
             self._rate_limit(f"ip:{client}")
@@ -193,6 +193,7 @@ class Dispatcher:
                 model = ep.request.model_validate(args)
             except ValidationError as exc:
                 raise validation_error(ep, exc) from None
+            idem_key = self._idempotency_key(ep, idempotency_header, body_key)
 
             digest = None
             if idem_key is not None and caller is not None:

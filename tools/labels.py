@@ -1,0 +1,183 @@
+"""Labels: the discovery list (every label by name, posts:read) and the older paged routes (labels:*).
+
+Deleting a label removes it from content items and snippets; the content itself stays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete, func
+from sqlmodel import select
+
+from schemas import library as sl
+from schemas.errors import ApiError, issue, not_found
+from schemas.ids import new_id
+from schemas.paging import OlderLimit, Page
+from schemas.requests import RequestModel
+from schemas.time import iso
+from storage.tables.content import ContentItemLabel
+from storage.tables.library import Label, Snippet
+from tools.endpoint import Call, Endpoint, Reply
+
+
+class ListLabelsRequest(RequestModel):
+    brand_id: sl.BrandId
+
+
+class ListLabelsOlderRequest(RequestModel):
+    brand_id: sl.BrandId
+    page: Page = 1
+    limit: OlderLimit = 50
+
+
+def label_out(label: Label) -> dict[str, Any]:
+    return {"id": label.id, "name": label.name, "color": label.color, "created_at": iso(label.created_at),
+            "updated_at": iso(label.updated_at)}
+
+
+def _sort_key(label: Label) -> tuple[str, str, str]:
+    # Sorted here, not by the database: collations differ between SQLite and PostgreSQL.
+    return (label.name.casefold(), label.name, label.id)
+
+
+async def list_labels(call: Call, req: ListLabelsRequest) -> dict[str, Any]:
+    rows = (await call.session.exec(select(Label).where(Label.brand_id == call.brand_id)
+                                    .limit(sl.LABELS_PER_BRAND_MAX))).all()
+    return {"items": [{"id": r.id, "name": r.name, "color": r.color} for r in sorted(rows, key=_sort_key)]}
+
+
+async def list_labels_older(call: Call, req: ListLabelsOlderRequest) -> Reply:
+    rows = list((await call.session.exec(
+        select(Label).where(Label.brand_id == call.brand_id).order_by(Label.created_at.desc(), Label.id.desc())
+        .offset((req.page - 1) * req.limit).limit(req.limit + 1))).all())
+    return Reply(data=[label_out(r) for r in rows[: req.limit]],
+                 pagination={"page": req.page, "limit": req.limit, "has_more": len(rows) > req.limit})
+
+
+async def load_label(call: Call, label_id: str) -> Label:
+    label = (await call.session.exec(select(Label).where(Label.id == label_id,
+                                                         Label.brand_id == call.brand_id))).first()
+    if label is None:
+        raise not_found("Label")
+    return label
+
+
+async def _refuse_duplicate(call: Call, name: str, except_id: str | None = None) -> None:
+    # Compared here with casefold(): SQL lower() folds only ASCII on SQLite.
+    rows = (await call.session.exec(select(Label.id, Label.name).where(Label.brand_id == call.brand_id))).all()
+    existing = next((i for i, n in rows if n.casefold() == name.casefold() and i != except_id), None)
+    if existing is not None:
+        raise ApiError("DOMAIN_VALIDATION_FAILED", "This brand already has a label with that name.",
+                       issues=[issue("$.name", "DUPLICATE", "Use the existing label, or choose another name.")],
+                       details={"existing_label_id": existing})
+
+
+async def create_label(call: Call, req: sl.CreateLabelRequest) -> dict[str, Any]:
+    assert call.brand is not None
+    name = req.name.strip()
+    await _refuse_duplicate(call, name)
+    count = (await call.session.exec(select(func.count()).select_from(Label).where(
+        Label.brand_id == call.brand_id))).one()
+    if count >= sl.LABELS_PER_BRAND_MAX:
+        raise ApiError("DOMAIN_VALIDATION_FAILED", f"A brand has at most {sl.LABELS_PER_BRAND_MAX} labels.",
+                       issues=[issue("$.name", "LIMIT_REACHED", "Delete an unused label first.")])
+    label = Label(id=new_id("lbl"), workspace_id=call.brand.workspace_id, brand_id=call.brand_id, name=name,
+                  color=req.color, created_at=call.now, updated_at=call.now)
+    call.session.add(label)
+    await call.session.flush()
+    return label_out(label)
+
+
+async def update_label(call: Call, req: sl.UpdateLabelRequest) -> dict[str, Any]:
+    provided = req.model_fields_set & {"name", "color"}
+    if not provided:
+        raise ApiError("MALFORMED_REQUEST", "Send name, color or both.",
+                       issues=[issue("$", "EMPTY_UPDATE", "Send name and/or color.")])
+    label = await load_label(call, req.label_id)
+    if "name" in provided:
+        await _refuse_duplicate(call, req.name.strip(), except_id=label.id)
+        label.name = req.name.strip()
+    if "color" in provided:
+        label.color = req.color
+    label.updated_at = call.now
+    call.session.add(label)
+    await call.session.flush()
+    return label_out(label)
+
+
+async def delete_label(call: Call, req: sl.LabelPath) -> dict[str, Any]:
+    label = await load_label(call, req.label_id)
+    await call.session.exec(delete(ContentItemLabel).where(ContentItemLabel.label_id == label.id))
+    # Snippets keep label IDs in a JSON list: rewrite the (few) that carry this one.
+    snippets = (await call.session.exec(select(Snippet).where(Snippet.brand_id == call.brand_id))).all()
+    for snippet in snippets:
+        if label.id in snippet.label_ids:
+            snippet.label_ids = [i for i in snippet.label_ids if i != label.id]
+            call.session.add(snippet)
+    await call.session.delete(label)
+    await call.session.flush()
+    return {"id": label.id, "outcome": "deleted"}
+
+
+LABELS_PATH = "/v1/brands/{brand_id}/labels"
+ONE_LABEL = LABELS_PATH + "/{label_id}"
+
+ENDPOINTS = [
+    Endpoint(
+        name="list_labels", method="GET", path=LABELS_PATH, toolset="content", handler=list_labels,
+        request=ListLabelsRequest, response=sl.LabelList, scopes=("posts:read",), title="List labels",
+        summary="List every label of a brand (id, name, colour), sorted by name, for tagging drafts.",
+        guidance="Read-only. Use a label's id in create_content_item label_ids or as list_drafts label.",
+    ),
+    Endpoint(
+        name="list_labels_older", method="GET", path=LABELS_PATH, variant="older", toolset="labels",
+        handler=list_labels_older, request=ListLabelsOlderRequest, response=sl.Label, list_shape="older",
+        scopes=("labels:read",), title="List labels (older)",
+        summary="List a brand's labels with timestamps in the older page/limit shape, newest first.",
+        guidance="Read-only. REST: GET ...?variant=older. list_labels returns every label sorted by name.",
+    ),
+    Endpoint(
+        name="create_label", method="POST", path=LABELS_PATH, toolset="labels", handler=create_label,
+        request=sl.CreateLabelRequest, response=sl.Label, scopes=("labels:write",), status=201,
+        title="Create label",
+        summary="Create a label for a brand with a name (unique in the brand) and an optional hex colour.",
+        guidance="Changes no content. Attach it with create_content_item or update_content_item label_ids.",
+    ),
+    Endpoint(
+        name="update_label", method="PATCH", path=ONE_LABEL, toolset="labels", handler=update_label,
+        request=sl.UpdateLabelRequest, response=sl.Label, scopes=("labels:write",), title="Update label",
+        summary="Rename a label or change its colour; only the given fields change.",
+        guidance="Content items keep the label; only its name or colour changes.",
+    ),
+    Endpoint(
+        name="delete_label", method="DELETE", path=ONE_LABEL, toolset="labels", handler=delete_label,
+        request=sl.LabelPath, response=sl.Deleted, scopes=("labels:write",), destructive=True,
+        title="Delete label",
+        summary="Delete a label and remove it from the brand's content items and snippets, which stay.",
+        guidance="Deletes no content item, snippet or media.",
+    ),
+]
+
+
+async def seed_demo_labels(session: Any, now: Any, workspace: Any, brands: list[Any]) -> dict[str, Any]:
+    """Demo data: a few labels for each demo brand."""
+    labels = []
+    for brand in brands:
+        for name, color in (("Promotion", "#C8A27A"), ("Behind the scenes", "#3B2F2F"), ("Tips", "#1F4E5F")):
+            label = Label(id=new_id("lbl"), workspace_id=workspace.id, brand_id=brand.id, name=name, color=color,
+                          created_at=now, updated_at=now)
+            session.add(label)
+            labels.append(label)
+    await session.flush()
+    return {"labels": labels}
+
+
+def _register_seeder() -> None:
+    from tools import operator
+
+    if seed_demo_labels not in operator.DEMO_SEEDERS:
+        operator.DEMO_SEEDERS.append(seed_demo_labels)
+
+
+_register_seeder()
