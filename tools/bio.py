@@ -269,10 +269,10 @@ async def _daily_salt(session: AsyncSession, now: datetime, day: date) -> str:
         return salt
     # First request of the day: make its salt and forget older ones (and the visitor hashes made with them),
     # so no stored hash can be linked to an address once its day is over.
-    await session.execute(_insert(session, BioSalt).values(day=day, salt=secrets.token_hex(32), created_at=now)
+    await session.exec(_insert(session, BioSalt).values(day=day, salt=secrets.token_hex(32), created_at=now)
                           .on_conflict_do_nothing(index_elements=["day"]))
-    await session.execute(delete(BioSalt).where(BioSalt.day < day))
-    await session.execute(delete(BioVisitor).where(BioVisitor.day < day))
+    await session.exec(delete(BioSalt).where(BioSalt.day < day))
+    await session.exec(delete(BioVisitor).where(BioVisitor.day < day))
     return (await session.exec(select(BioSalt.salt).where(BioSalt.day == day))).one()
 
 
@@ -297,7 +297,7 @@ async def _bump(session: AsyncSession, brand_id: str, day: date, *, views: int =
     stmt = _insert(session, BioDailyStats).values(brand_id=brand_id, day=day, views=views, visitors=visitors,
                                                   link_clicks=clicks)
     cols = stmt.excluded
-    await session.execute(stmt.on_conflict_do_update(
+    await session.exec(stmt.on_conflict_do_update(
         index_elements=["brand_id", "day"],
         set_={"views": BioDailyStats.views + cols.views, "visitors": BioDailyStats.visitors + cols.visitors,
               "link_clicks": BioDailyStats.link_clicks + cols.link_clicks}))
@@ -314,7 +314,7 @@ async def view_page(session: AsyncSession, now: datetime, handle: str, client_ip
     if count:
         day = now.date()
         digest = visitor_hash(await _daily_salt(session, now, day), page.id, client_ip, user_agent)
-        first = (await session.execute(
+        first = (await session.exec(
             _insert(session, BioVisitor).values(brand_id=brand.id, day=day, visitor_hash=digest)
             .on_conflict_do_nothing(index_elements=["brand_id", "day", "visitor_hash"])
             .returning(BioVisitor.visitor_hash))).first() is not None

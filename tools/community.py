@@ -215,7 +215,7 @@ async def update_community_post(call: Call, req: UpdatePostRequest) -> out.Commu
 async def delete_community_post(call: Call, req: PostPath) -> out.Deleted:
     post = await _post(call, req.post_id, for_update=True)
     for model in (CommunityComment, CommunityNote, CommunityVote):
-        await call.session.execute(delete(model).where(model.post_id == post.id))
+        await call.session.exec(delete(model).where(model.post_id == post.id))
     await call.session.delete(post)
     await call.session.flush()
     return out.Deleted(id=post.id, outcome="deleted")
