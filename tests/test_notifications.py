@@ -379,3 +379,52 @@ def test_cli_status_defaults_and_mark_read(home, capsys) -> None:
     assert main(["notifications", "defaults", "--user", user_id, "--on", "credits_low", "--off", "credits_low"]) == 2
     assert main(["integrations", "set-status", "--integration", "int_x", "--status", "expired"]) == 2
     assert "no integration int_x" in capsys.readouterr().err
+
+
+async def test_concurrent_first_patches_make_one_override(world) -> None:
+    import anyio
+
+    env = world.env
+    url = settings_url(world.brand_a.id)
+    statuses: list[int] = []
+
+    async def patch(category: str) -> None:
+        resp = await env.rest.patch(url, json={"email_notifications": {category: False}},
+                                    headers=env.auth(world.full_key))
+        statuses.append(resp.status_code)
+
+    async with anyio.create_task_group() as tg:
+        for category in CATEGORIES[:4]:
+            tg.start_soon(patch, category)
+    assert statuses == [200] * 4
+    counts = await env.row_counts()
+    assert counts["notification_brand_overrides"] == 1
+    data = (await env.rest.get(url, headers=env.auth(world.full_key))).json()["data"]
+    # every PATCH changed only its own boolean, and none was lost
+    assert data["effective_settings"] == {**ALL_ON, **dict.fromkeys(CATEGORIES[:4], False)}
+
+
+async def test_patch_that_loses_the_insert_race_merges_into_the_winner(world, monkeypatch) -> None:
+    """The first lookup misses (as when a concurrent first PATCH has not committed yet); the insert then hits
+    the unique (user, brand) constraint, and the PATCH merges into the committed override instead."""
+    from tools import notifications
+
+    env = world.env
+    url = settings_url(world.brand_a.id)
+    await env.rest.patch(url, json={"email_notifications": {"post_published": False}},
+                         headers=env.auth(world.full_key))
+    real = notifications._override
+    calls = []
+
+    async def stale_first(call, **kw):
+        calls.append(kw)
+        return None if len(calls) == 1 else await real(call, **kw)
+
+    monkeypatch.setattr(notifications, "_override", stale_first)
+    resp = await env.rest.patch(url, json={"email_notifications": {"credits_low": False}},
+                                headers=env.auth(world.full_key))
+    assert resp.status_code == 200, resp.text
+    assert len(calls) == 2
+    data = resp.json()["data"]
+    assert data["effective_settings"] == {**ALL_ON, "post_published": False, "credits_low": False}
+    assert (await env.row_counts())["notification_brand_overrides"] == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
 from schemas import notifications as out
@@ -66,12 +67,14 @@ async def list_notifications(call: Call, req: ListNotificationsRequest) -> out.N
                                                 "next_cursor": page[-1].id if has_more else None})
 
 
-async def _override(call: Call) -> NotificationBrandOverride | None:
+async def _override(call: Call, *, for_update: bool = False) -> NotificationBrandOverride | None:
     caller = call.caller
     assert caller is not None
-    return (await call.session.exec(select(NotificationBrandOverride).where(
-        NotificationBrandOverride.user_id == caller.user_id,
-        NotificationBrandOverride.brand_id == call.brand_id))).first()
+    query = select(NotificationBrandOverride).where(NotificationBrandOverride.user_id == caller.user_id,
+                                                    NotificationBrandOverride.brand_id == call.brand_id)
+    if for_update:  # concurrent PATCHes merge one after the other instead of losing each other's keys
+        query = query.with_for_update()
+    return (await call.session.exec(query)).first()
 
 
 async def _state(call: Call, override: NotificationBrandOverride | None) -> out.NotificationSettings:
@@ -105,7 +108,7 @@ async def update_notification_settings(call: Call, req: UpdateSettingsRequest) -
     caller = call.caller
     assert caller is not None
     given = req.email_notifications.given()
-    override = await _override(call)
+    override = await _override(call, for_update=True)
     if override is None or not override.is_active:
         # A new (or re-enabled) override starts from what applies now, the account defaults, so values from
         # an override the user reverted earlier never come back unasked.
@@ -113,22 +116,27 @@ async def update_notification_settings(call: Call, req: UpdateSettingsRequest) -
         base = account
     else:
         base = merged(override.email_notifications)
-    values = merged(base, given)
     if override is None:
-        override = NotificationBrandOverride(
+        created = NotificationBrandOverride(
             id=new_id("nov"), workspace_id=caller.workspace_id, brand_id=call.brand_id, user_id=caller.user_id,
-            is_active=True, email_notifications=values, created_at=call.now, updated_at=call.now)
-        call.session.add(override)
-    else:
-        override.email_notifications = values  # a new dict, so the JSON column is written
-        override.is_active = True
-        override.updated_at = call.now
+            is_active=True, email_notifications=merged(base, given), created_at=call.now, updated_at=call.now)
+        try:
+            async with call.session.begin_nested():  # a savepoint: a concurrent first PATCH may win the insert
+                call.session.add(created)
+            return await _state(call, created)
+        except IntegrityError:
+            override = await _override(call, for_update=True)
+            assert override is not None
+            base = merged(override.email_notifications) if override.is_active else base
+    override.email_notifications = merged(base, given)  # a new dict, so the JSON column is written
+    override.is_active = True
+    override.updated_at = call.now
     await call.session.flush()
     return await _state(call, override)
 
 
 async def revert_notification_settings(call: Call, req: BrandPath) -> out.NotificationSettings:
-    override = await _override(call)
+    override = await _override(call, for_update=True)
     if override is not None and override.is_active:
         override.is_active = False
         override.updated_at = call.now
