@@ -23,6 +23,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
 from schemas.notifications import BUILT_IN_DEFAULTS, CATEGORIES, MESSAGE_MAX, TITLE_MAX
+from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
 from schemas.scopes import ADMIN_ROLES
 from storage.tables.accounts import User
 from storage.tables.brands import Brand
@@ -151,11 +152,10 @@ async def integration_needs_refresh(session: AsyncSession, now: datetime, integr
                                     *, brand: Brand | None = None) -> NotifyResult:
     """Call when an integration turns `expired` or `needs_reauth` (category integration_refresh).
     At most one per integration and user per day."""
-    from schemas.platforms import BY_KEY
-
     brand = brand or await session.get(Brand, integration.brand_id)
     assert brand is not None
-    platform = BY_KEY[integration.platform].display_name if integration.platform in BY_KEY else integration.platform
+    known = PLATFORMS_BY_KEY.get(integration.platform)
+    platform = known.display_name if known else integration.platform
     account = integration.display_name or integration.username or platform
     return await notify(
         session, now, brand, "integration_needs_refresh", "integration_refresh",

@@ -14,7 +14,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.errors import ApiError
 from schemas.ids import new_id
-from schemas.plans import PLAN_IDS
+from schemas.plans import DEFAULT_PLAN_ID, PLAN_IDS
 from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
 from schemas.platforms import PLATFORMS
 from schemas.scopes import ALL_SCOPES, ROLES
@@ -42,7 +42,8 @@ class PlanLimitExceeded(OperatorError):
         self.details = details
 
 
-async def create_workspace(session: AsyncSession, now: datetime, name: str, plan_id: str = "free") -> Workspace:
+async def create_workspace(session: AsyncSession, now: datetime, name: str,
+                           plan_id: str = DEFAULT_PLAN_ID) -> Workspace:
     if plan_id not in PLAN_IDS:
         raise OperatorError(f"plan must be one of {', '.join(PLAN_IDS)}")
     ws = Workspace(id=new_id("wsp"), name=name, plan_id=plan_id, created_at=now, updated_at=now)
