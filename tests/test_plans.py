@@ -104,9 +104,9 @@ async def test_check_limit_error_envelope_and_media_caps(env) -> None:
             s.add(Media(id=new_id("med"), workspace_id=ws.id, brand_id=brand.id, file_name=f"{i}.jpg",
                         content_type="image/jpeg", size=1000, status="completed", source="upload",
                         asset_id=new_id("ast"), created_at=now, updated_at=now))
-        # failed items do not count
-        s.add(Media(id=new_id("med"), workspace_id=ws.id, brand_id=brand.id, file_name="bad.jpg",
-                    content_type="image/jpeg", size=2_000_000_000, status="failed", source="upload",
+        # failed items do not count (3 GiB: media sizes are 64-bit on every backend)
+        s.add(Media(id=new_id("med"), workspace_id=ws.id, brand_id=brand.id, file_name="bad.mp4",
+                    content_type="video/mp4", size=3 * 1024**3, status="failed", source="upload",
                     asset_id=new_id("ast"), created_at=now, updated_at=now))
     async with env.db.session(write=False) as s:
         with pytest.raises(ApiError) as exc:
