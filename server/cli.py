@@ -47,6 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def subcommands(sub: argparse._SubParsersAction, name: str, help: str) -> argparse._SubParsersAction:
+    """The subcommand group `name` (e.g. `workspaces`), created if no earlier module made it, so several
+    command modules can add actions to one group."""
+    parser = sub.choices.get(name) or sub.add_parser(name, help=help)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return parser.add_subparsers(dest="action", required=True)
+
+
 def emit(args: argparse.Namespace, obj: Any, text: str) -> None:
     if getattr(args, "json", False):
         print(json.dumps(obj, indent=2, default=str))

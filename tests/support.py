@@ -37,6 +37,9 @@ from tools.runtime import Runtime
 
 PG_ENV = "SOCIALPUB_TEST_POSTGRES_URL"
 START = "2026-03-02T09:00:00.000Z"
+# Test workspaces start on the largest plan so plan limits never get in the way of tests about something
+# else; tests about plans pass `plan_id` explicitly (tests/test_plans.py).
+TEST_PLAN_ID = "agency"
 
 
 def migrate_sqlite_template(directory: Path) -> Path:
@@ -111,7 +114,7 @@ class Env:
         return self.rt.providers["sandbox"]
 
     # -- seeding ---------------------------------------------------------------------------------------
-    async def workspace(self, name: str = "Test workspace", plan_id: str = "free") -> Workspace:
+    async def workspace(self, name: str = "Test workspace", plan_id: str = TEST_PLAN_ID) -> Workspace:
         async with self.db.session(write=True) as s:
             return await operator.create_workspace(s, self.clock.now(), name, plan_id)
 

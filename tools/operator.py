@@ -12,7 +12,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from schemas.errors import ApiError
 from schemas.ids import new_id
+from schemas.plans import DEFAULT_PLAN_ID, PLAN_IDS
 from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
 from schemas.platforms import PLATFORMS
 from schemas.scopes import ALL_SCOPES, ROLES
@@ -20,16 +22,30 @@ from schemas.scopes import BY_NAME as SCOPES_BY_NAME
 from storage.tables.accounts import ApiKey, User, Workspace
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
+from tools import notify, plans
 from tools.auth import hash_key, key_hint, new_secret
 
 INTEGRATION_STATUSES = ("connected", "expired", "needs_reauth")
+# The demo workspace's plan: room for its accounts on every network, and paid features such as Autopilot.
+DEMO_PLAN_ID = "agency"
 
 
 class OperatorError(ValueError):
     """A refused operator command; the message says what to change."""
 
 
-async def create_workspace(session: AsyncSession, now: datetime, name: str, plan_id: str = "free") -> Workspace:
+class PlanLimitExceeded(OperatorError):
+    """An operator action refused by the workspace plan; `details` as the API's PLAN_LIMIT_REACHED error."""
+
+    def __init__(self, message: str, details: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+async def create_workspace(session: AsyncSession, now: datetime, name: str,
+                           plan_id: str = DEFAULT_PLAN_ID) -> Workspace:
+    if plan_id not in PLAN_IDS:
+        raise OperatorError(f"plan must be one of {', '.join(PLAN_IDS)}")
     ws = Workspace(id=new_id("wsp"), name=name, plan_id=plan_id, created_at=now, updated_at=now)
     session.add(ws)
     await session.flush()
@@ -129,6 +145,17 @@ async def connect_integration(
         raise OperatorError(f"platform must be one of {', '.join(PLATFORMS_BY_KEY)}")
     if status not in INTEGRATION_STATUSES:
         raise OperatorError(f"status must be one of {', '.join(INTEGRATION_STATUSES)}")
+    try:
+        await plans.check_limit(session, brand, "social_accounts")
+        same_network = (await session.exec(select(Integration.id).where(
+            Integration.brand_id == brand.id, Integration.platform == platform).limit(1))).first()
+        if same_network is None:
+            await plans.check_limit(session, brand, "networks_per_brand")
+    except ApiError as exc:
+        upgrades = exc.details.get("upgrade_plans") or []
+        hint = (f" Upgrade: `socialpub workspaces set-plan --workspace {brand.workspace_id} --plan {upgrades[0]}`."
+                if upgrades else "")
+        raise PlanLimitExceeded(f"plan limit reached: {exc.message}{hint}", exc.details) from None
     label = PLATFORMS_BY_KEY[platform].display_name
     handle = username or f"{brand.name.lower().replace(' ', '')[:20]}_{platform}"
     integration = Integration(
@@ -142,6 +169,24 @@ async def connect_integration(
     )
     session.add(integration)
     await session.flush()
+    return integration
+
+
+async def set_integration_status(session: AsyncSession, now: datetime, integration_id: str,
+                                 status: str) -> Integration:
+    """Change an account's connection status (the dashboard's reconnect / the provider's expiry); a change
+    into expired or needs_reauth notifies the workspace (category integration_refresh)."""
+    if status not in INTEGRATION_STATUSES:
+        raise OperatorError(f"status must be one of {', '.join(INTEGRATION_STATUSES)}")
+    integration = await session.get(Integration, integration_id)
+    if integration is None:
+        raise OperatorError(f"no integration {integration_id}")
+    previous = integration.status
+    if previous != status:
+        integration.status = status
+        integration.updated_at = now
+        await session.flush()
+        await notify.integration_status_changed(session, now, integration, previous)
     return integration
 
 
@@ -175,7 +220,7 @@ async def seed_demo(session: AsyncSession, now: datetime) -> dict[str, Any]:
     from tools import catalogue
 
     catalogue.endpoints()  # imports every area module, so their DEMO_SEEDERS are registered
-    ws = await create_workspace(session, now, "Demo workspace")
+    ws = await create_workspace(session, now, "Demo workspace", plan_id=DEMO_PLAN_ID)
     brands = [await create_brand(session, now, ws, **spec) for spec in DEMO_BRANDS]
     integrations = []
     for brand in brands:

@@ -33,6 +33,7 @@ from schemas.platforms import PLATFORM_KEYS, PLATFORMS, Platform, public_platfor
 from schemas.requests import PathParam, RequestModel
 from schemas.time import iso, parse_timestamp
 from storage.tables.integrations import Integration
+from tools import notify
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
 from tools.operator import INTEGRATION_STATUSES
@@ -494,6 +495,7 @@ async def refresh_target_dynamic_options(call: Call, req: IntegrationPath) -> di
         if (failure.details.get("reason") == "reconnect_required") and i.status == "connected":
             i.status = "needs_reauth"
             i.updated_at = call.now
+            await notify.integration_status_changed(call.session, call.now, i, "connected")
         raise failure  # keep_changes: the lease release and any reauthorisation mark are committed
     assert result is not None
     # Persist a rotated credential even when the choices are unusable: the old one may no longer work.
@@ -504,8 +506,9 @@ async def refresh_target_dynamic_options(call: Call, req: IntegrationPath) -> di
     if result.new_status is not None and result.new_status != i.status:
         if result.new_status not in INTEGRATION_STATUSES:
             raise _malformed(i, keep_changes=True)
-        i.status = result.new_status
+        previous, i.status = i.status, result.new_status
         i.updated_at = call.now
+        await notify.integration_status_changed(call.session, call.now, i, previous)
     cleaned = _clean_options(result, kind)
     if cleaned is None:
         raise _malformed(i, keep_changes=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Index
+from sqlalchemy import BigInteger, Index
 from sqlmodel import Field
 
 from storage.tables._base import Stamped, json_field, utc_field
@@ -25,7 +25,8 @@ class Media(Stamped, table=True):
     folder_id: str | None = Field(default=None, max_length=40)
     file_name: str = Field(max_length=500)
     content_type: str = Field(max_length=100)
-    size: int | None = None  # bytes; declared for uploads, measured for imports
+    # bytes; declared for uploads, measured for imports. 64-bit: videos over 2 GiB exist (PostgreSQL INTEGER is 32).
+    size: int | None = Field(default=None, sa_type=BigInteger)
     sha256: str | None = Field(default=None, max_length=64)
     status: str = Field(default="processing", max_length=30)
     source: str = Field(max_length=30)  # upload | legacy_upload | remote_import | repair_derivative
