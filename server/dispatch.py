@@ -164,9 +164,9 @@ class Dispatcher:
     async def _invoke(self, ep: Endpoint, args: dict[str, Any], token: str | None, headers: Mapping[str, str],
                       idempotency_header: str | None, request_id: str, client: str) -> Outcome:
         rt = self.rt
-        # Idempotency key: header or body field, equal when both are sent.
+        # Idempotency key: header or body field, equal when both are sent; checked once authority is known, so
+        # a caller without the key or scope learns 401/403 before anything about the request's shape.
         body_key = args.pop("idempotency_key", None)
-        idem_key = self._idempotency_key(ep, idempotency_header, body_key)
 
         if ep.public:
             self._rate_limit(f"ip:{client}")
@@ -188,6 +188,7 @@ class Dispatcher:
                                    details={"required_scopes": list(ep.scopes), "missing_scopes": missing})
                 if ep.roles and caller.role not in ep.roles:
                     raise ApiError("ROLE_REQUIRED", details={"required_roles": list(ep.roles)})
+            idem_key = self._idempotency_key(ep, idempotency_header, body_key)
 
             try:
                 model = ep.request.model_validate(args)
