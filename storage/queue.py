@@ -33,8 +33,9 @@ async def enqueue(session: AsyncSession, now: datetime, kind: str, payload: dict
 
 
 def _ts(db: Database, value: datetime) -> Any:
-    # Raw SQL bypasses the column type: SQLite compares naive UTC text.
-    return value.replace(tzinfo=None).isoformat(sep=" ") if db.is_sqlite else value
+    # Raw SQL bypasses the column type: SQLite compares naive UTC text, stored with six fractional digits
+    # (isoformat drops them when they are zero, and "09:00:00" sorts before "09:00:00.000000").
+    return value.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds") if db.is_sqlite else value
 
 
 async def claim(db: Database, now: datetime, owner: str, *, lease: timedelta, limit: int = 10,

@@ -226,24 +226,32 @@ def transform_video(src: Path, dst: Path, content_type: str, mode: str, *, aspec
                     size: tuple[int, int] | None = None, pad_colour: tuple[int, int, int] = PAD_COLOUR,
                     ) -> tuple[Geometry, str]:
     family = BY_CONTENT_TYPE[content_type].family
+    # The geometry (and so the encoder's size) must be known before anything is muxed: read the first frame.
     with open_video(src, family) as inp:
         if not inp.streams.video:
             raise ProbeError("NO_VIDEO_STREAM", "The file has no video stream.")
+        first = next(inp.decode(inp.streams.video[0]), None)
+        if first is None:
+            raise ProbeError("CORRUPT_FILE", "No picture could be decoded from the video.")
+        rotation = frame_rotation(first)
+        w, h = (first.height, first.width) if rotation in (90, 270) else (first.width, first.height)
+    geometry = plan(w, h, mode, aspect=aspect, size=size, even=True)
+    with open_video(src, family) as inp:
         vs = inp.streams.video[0]
         audio = inp.streams.audio[0] if inp.streams.audio else None
         out = av.open(str(dst), mode="w", format="mp4")
         try:
-            geometry = _encode(inp, vs, audio, out, mode, aspect, size, pad_colour)
+            _encode(inp, vs, audio, out, geometry, rotation, pad_colour)
         finally:
             out.close()
     return geometry, "video/mp4"
 
 
-def _encode(inp: Any, vs: Any, audio: Any, out: Any, mode: str, aspect: tuple[int, int] | None,
-            size: tuple[int, int] | None, pad_colour: tuple[int, int, int]) -> Geometry:
+def _encode(inp: Any, vs: Any, audio: Any, out: Any, geometry: Geometry, rotation: int,
+            pad_colour: tuple[int, int, int]) -> None:
     rate = vs.average_rate or vs.guessed_rate or Fraction(30)
     ovs = out.add_stream(VIDEO_CODEC, rate=rate)
-    ovs.pix_fmt = "yuv420p"
+    ovs.width, ovs.height, ovs.pix_fmt = geometry.width, geometry.height, "yuv420p"
     ovs.time_base = vs.time_base
     ovs.options = dict(VIDEO_OPTIONS)
     oas = None
@@ -253,12 +261,9 @@ def _encode(inp: Any, vs: Any, audio: Any, out: Any, mode: str, aspect: tuple[in
             oas = out.add_stream_from_template(audio)
         else:
             oas = out.add_stream("aac", rate=audio.codec_context.sample_rate or 48000)
-    geometry: Geometry | None = None
-    graph: av.filter.Graph | None = None
-    started = False
+    graph = _graph(vs, rotation, geometry, pad_colour)
 
     def drain(push: Any) -> None:
-        assert graph is not None
         graph.push(push)
         while True:
             try:
@@ -272,13 +277,6 @@ def _encode(inp: Any, vs: Any, audio: Any, out: Any, mode: str, aspect: tuple[in
     for packet in inp.demux(*streams):
         if packet.stream.type == "video":
             for frame in packet.decode():
-                if graph is None:
-                    rotation = frame_rotation(frame)
-                    w, h = (frame.height, frame.width) if rotation in (90, 270) else (frame.width, frame.height)
-                    geometry = plan(w, h, mode, aspect=aspect, size=size, even=True)
-                    ovs.width, ovs.height = geometry.width, geometry.height
-                    graph = _graph(vs, rotation, geometry, pad_colour)
-                    started = True
                 drain(frame)
         elif oas is not None and packet.dts is not None:
             if copy_audio:
@@ -289,12 +287,9 @@ def _encode(inp: Any, vs: Any, audio: Any, out: Any, mode: str, aspect: tuple[in
                     frame.pts = None
                     for encoded in oas.encode(frame):
                         out.mux(encoded)
-    if not started or graph is None or geometry is None:
-        raise ProbeError("CORRUPT_FILE", "No picture could be decoded from the video.")
     drain(None)
     for packet in ovs.encode():
         out.mux(packet)
     if oas is not None and not copy_audio:
         for packet in oas.encode():
             out.mux(packet)
-    return geometry

@@ -135,7 +135,7 @@ async def receive_upload(rt: Runtime, media_id: str, *, expires: str | None, sig
     else:
         values.update(size=stored.size, sha256=stored.sha256)
     async with rt.db.session(write=True) as session:
-        result = await session.execute(update(Media).where(
+        result = await session.exec(update(Media).where(
             Media.id == media.id, Media.status == "pending_upload", Media.uploaded_at.is_(None)).values(**values))
         won = result.rowcount == 1
         if won and media.source == "upload":
