@@ -14,13 +14,16 @@ from sqlalchemy import or_
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from schemas.ids import new_id
 from schemas.media import BY_CONTENT_TYPE, FILENAME_MAX, MAX_ANY_BYTES, THUMBNAIL_CONTENT_TYPE
 from schemas.settings import Settings
 from schemas.time import iso
 from storage.blobs import BlobStore, store_for
+from storage.tables.brands import Brand
 from storage.tables.media import READY_STATUSES, Media, MediaFolder
 from tools.fetch import OCTET_STREAM, FetchPolicy
 from tools.links import link
+from tools.operator import DEMO_SEEDERS, OperatorError
 
 # Non-catalogue routes (served by server/mounts/media.py). Assets: `{media_url}/assets/<id>` maps to
 # ASSET_ROUTE on this app (SOCIALPUB_MEDIA_URL defaults to `{public_url}/media`).
@@ -82,7 +85,35 @@ async def check_media_quota(session: AsyncSession, workspace_id: str, brand_id: 
     return None
 
 
-# -- folders -----------------------------------------------------------------------------------------------------
+# -- folders (operator-managed: the API files media into existing folders) -------------------------------------------
+
+FOLDER_NAME_MAX = 200
+
+
+async def create_media_folder(session: AsyncSession, now: datetime, brand: Brand, name: str) -> MediaFolder:
+    name = name.strip()
+    if not 1 <= len(name) <= FOLDER_NAME_MAX or not name.isprintable():
+        raise OperatorError(f"folder name must be 1 to {FOLDER_NAME_MAX} printable characters")
+    folder = MediaFolder(id=new_id("mfd"), workspace_id=brand.workspace_id, brand_id=brand.id, name=name,
+                         created_at=now, updated_at=now)
+    session.add(folder)
+    await session.flush()
+    return folder
+
+
+async def list_media_folders(session: AsyncSession, brand: Brand) -> list[MediaFolder]:
+    return list((await session.exec(select(MediaFolder).where(
+        MediaFolder.brand_id == brand.id, MediaFolder.workspace_id == brand.workspace_id)
+        .order_by(MediaFolder.name, MediaFolder.id).limit(1000))).all())
+
+
+async def seed_demo_folders(session: AsyncSession, now: datetime, workspace: Any, brands: list[Brand]) -> dict:
+    folders = [await create_media_folder(session, now, brand, "Brand assets") for brand in brands]
+    return {"media_folders": folders}
+
+
+DEMO_SEEDERS.append(seed_demo_folders)
+
 
 async def folder_exists(session: AsyncSession, workspace_id: str, brand_id: str, folder_id: str) -> bool:
     row = (await session.exec(select(MediaFolder.id).where(

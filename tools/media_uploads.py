@@ -44,8 +44,10 @@ def upload_expiry(now: datetime) -> datetime:
 
 
 def _parts(media: Media, expires: int) -> tuple[str, ...]:
-    return (media.id, media.source, media.content_type, str(media.size if media.source == "upload" else ""),
-            media.sha256 or "", str(expires))
+    # Upload sessions bind the declared size and hash; the legacy flow declares neither (they are measured).
+    declared = media.source == "upload"
+    return (media.id, media.source, media.content_type, str(media.size) if declared else "",
+            (media.sha256 or "") if declared else "", str(expires))
 
 
 def upload_url(settings: Settings, media: Media) -> str:
