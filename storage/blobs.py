@@ -22,6 +22,7 @@ from typing import Literal, Protocol
 import anyio
 
 WRITE_BUFFER = 1024 * 1024  # bytes gathered before one disk write (keeps memory flat and syscalls few)
+PIPELINE = 2  # buffers waiting to be hashed and written
 READ_CHUNK = 256 * 1024
 _KEY_RE = re.compile(r"^[A-Za-z0-9_-]+(/[A-Za-z0-9_.-]+)*$")
 
@@ -83,22 +84,40 @@ class LocalBlobStore:
         limit = expected_size if expected_size is not None else max_bytes
         digest = hashlib.sha256()
         size = 0
-        fh = await anyio.to_thread.run_sync(lambda: open(tmp, "xb"))  # noqa: SIM115  (closed in finally)
+        fh = await anyio.to_thread.run_sync(lambda: open(tmp, "xb"))  # noqa: SIM115  (closed below)
+
+        def consume(data: bytes) -> None:
+            digest.update(data)  # releases the GIL: hashing and writing overlap with receiving
+            fh.write(data)
+
+        # Receiving and hashing+writing run side by side; the channel holds at most PIPELINE buffers, so memory
+        # stays bounded (a few MiB) whatever the size of the stream.
+        send, receive = anyio.create_memory_object_stream[bytes](PIPELINE)
+
+        async def writer() -> None:
+            async with receive:
+                async for data in receive:
+                    await anyio.to_thread.run_sync(consume, data)
+
         try:
-            buffer = bytearray()
-            async for chunk in chunks:
-                if not chunk:
-                    continue
-                size += len(chunk)
-                if limit is not None and size > limit:
-                    raise BlobRejected("too_large", size)
-                digest.update(chunk)
-                buffer += chunk
-                if len(buffer) >= WRITE_BUFFER:
-                    data, buffer = bytes(buffer), bytearray()
-                    await anyio.to_thread.run_sync(fh.write, data)
-            if buffer:
-                await anyio.to_thread.run_sync(fh.write, bytes(buffer))
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(writer)
+                async with send:
+                    pending: list[bytes] = []
+                    pending_size = 0
+                    async for chunk in chunks:
+                        if not chunk:
+                            continue
+                        size += len(chunk)
+                        if limit is not None and size > limit:
+                            raise BlobRejected("too_large", size)
+                        pending.append(bytes(chunk))
+                        pending_size += len(chunk)
+                        if pending_size >= WRITE_BUFFER:
+                            await send.send(b"".join(pending))
+                            pending, pending_size = [], 0
+                    if pending:
+                        await send.send(b"".join(pending))
             if expected_size is not None and size != expected_size:
                 raise BlobRejected("too_small", size)
             if expected_sha256 is not None and digest.hexdigest() != expected_sha256:
@@ -107,10 +126,12 @@ class LocalBlobStore:
             await anyio.to_thread.run_sync(os.fsync, fh.fileno())
             await anyio.to_thread.run_sync(fh.close)
             await anyio.to_thread.run_sync(os.replace, tmp, final)
-        except BaseException:
+        except BaseException as exc:
             fh.close()
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
+            if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+                raise exc.exceptions[0] from None  # one failure inside the pipeline: raise it as itself
             raise
         return StoredBlob(key=key, size=size, sha256=digest.hexdigest())
 
