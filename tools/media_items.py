@@ -54,9 +54,19 @@ def thumbnail_key(media: Media, asset_id: str) -> str:
     return f"{media.brand_id}/{media.id}/thumb-{asset_id}.jpg"
 
 
+# Imports: the whole download must finish within the worker's job lease (5 minutes), so another worker never
+# starts the same fetch while this one is still running.
+IMPORT_TOTAL_SECONDS = 240.0
+IMPORT_CONNECT_SECONDS = 5.0
+IMPORT_READ_SECONDS = 15.0
+IMPORT_MAX_REDIRECTS = 3
+
+
 def import_policy(settings: Settings) -> FetchPolicy:
-    return FetchPolicy.from_settings(settings, max_bytes=MAX_ANY_BYTES,
-                                     allowed_content_types=frozenset(BY_CONTENT_TYPE) | frozenset(OCTET_STREAM))
+    return FetchPolicy.from_settings(
+        settings, max_bytes=MAX_ANY_BYTES, allowed_content_types=frozenset(BY_CONTENT_TYPE) | frozenset(OCTET_STREAM),
+        total_timeout=IMPORT_TOTAL_SECONDS, connect_timeout=IMPORT_CONNECT_SECONDS, read_timeout=IMPORT_READ_SECONDS,
+        max_redirects=IMPORT_MAX_REDIRECTS)
 
 
 def clean_filename(value: str) -> str:
