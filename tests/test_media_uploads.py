@@ -278,3 +278,25 @@ async def test_other_brands_media_is_not_disclosed(world) -> None:
         assert (resp.status_code, resp.json()["error"]["code"]) == (404, "NOT_FOUND")
     listed = await env.rest.get(f"/v1/brands/{world.brand_b.id}/media", headers=env.auth(world.key_b_only))
     assert listed.json()["data"]["items"] == []
+
+
+async def test_interrupted_upload_keeps_nothing(world) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    from tools.media_uploads import receive_upload
+
+    env, brand = world.env, world.brand_a
+    data = image_bytes(300, 300, "PNG")
+    session = await start_upload(env, world.full_key, brand.id, data, "image/png")
+    query = parse_qs(urlsplit(session["upload"]["url"]).query)
+
+    async def broken():
+        yield data[:1000]
+        raise ConnectionResetError("client went away")
+
+    with pytest.raises(ConnectionResetError):
+        await receive_upload(env.rt, session["id"], expires=query["expires"][0], signature=query["signature"][0],
+                             content_type="image/png", content_length=None, chunks=broken())
+    assert stored_files(env) == []
+    assert (await get_item(env, world.full_key, brand.id, session["id"]))["status"] == "pending_upload"
+    assert (await put_bytes(env, session, data)).status_code == 200  # the link still works

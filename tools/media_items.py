@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
-from urllib.parse import unquote
 
 from sqlalchemy import or_
 from sqlmodel import select
@@ -74,7 +73,8 @@ def clean_filename(value: str) -> str:
 
 
 def filename_from_url(path: str) -> str:
-    name = unquote(PurePosixPath(path).name).strip()
+    """The last segment of a URL's (already decoded) path, cleaned up to be a file name."""
+    name = PurePosixPath(path).name.strip()
     name = "".join(ch for ch in name if ch.isprintable() and ch not in "/\\")
     return clean_filename(name) or "import"
 

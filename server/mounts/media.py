@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -72,6 +72,8 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Route]:
                 content_length=request.headers.get("content-length"), chunks=request.stream())
         except ApiError as exc:
             return error_response(exc, request_id)
+        except ClientDisconnect:  # the client went away mid-body: nothing was kept, nobody to answer
+            return Response(status_code=499)
         return JSONResponse(success_body(request_id, data), headers={"X-Request-Id": request_id})
 
     async def asset(request: Request) -> Response:
