@@ -128,6 +128,7 @@ class FileServer:
     hits: list[str] = field(default_factory=list)
     host_headers: list[str] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
+    tls: Any = None  # an ssl.SSLContext to serve HTTPS
 
     @property
     def port(self) -> int:
@@ -135,7 +136,7 @@ class FileServer:
         return self.server.server_address[1]
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}{path}"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}{path}"
 
     def start(self) -> FileServer:
         owner = self
@@ -172,6 +173,8 @@ class FileServer:
                     self.wfile.write(reply.body)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if self.tls is not None:
+            self.server.socket = self.tls.wrap_socket(self.server.socket, server_side=True)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self

@@ -306,3 +306,55 @@ async def test_connection_refused_is_retryable(dns) -> None:
     with pytest.raises(FetchError) as exc:
         await fetch_all(f"http://media.test:{port}/x")
     assert (exc.value.code, exc.value.retryable) == ("CONNECTION_FAILED", True)
+
+
+def _self_signed(tmp_path, name: str):
+    """A certificate for `name` (a SAN), and a client context that trusts exactly it."""
+    import datetime
+    import ssl
+
+    pytest.importorskip("cryptography")
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
+    (tmp_path / "c.pem").write_bytes(cert_pem)
+    (tmp_path / "k.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                                       serialization.PrivateFormat.PKCS8,
+                                                       serialization.NoEncryption()))
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_ctx.load_cert_chain(tmp_path / "c.pem", tmp_path / "k.pem")
+    client_ctx = ssl.create_default_context(cadata=cert_pem.decode())
+    return server_ctx, client_ctx
+
+
+@pytest.mark.parametrize(("cert_name", "ok"), [("media.test", True), ("other.test", False)])
+async def test_https_is_pinned_and_verified_by_name(tmp_path, dns, cert_name: str, ok: bool) -> None:
+    """The connection goes to the checked IP, while SNI and the certificate check use the URL's name."""
+    server_ctx, client_ctx = _self_signed(tmp_path, cert_name)
+    srv = FileServer(tls=server_ctx).start()
+    try:
+        dns.table["media.test"] = ["127.0.0.1"]
+        srv.routes["/a.png"] = Reply(body=b"TLS", headers={"Content-Type": "image/png"})
+        policy = FetchPolicy(max_bytes=100, allow_hosts=frozenset({"media.test"}), verify=client_ctx)
+        if ok:
+            _, body = await fetch_all(srv.url("/a.png", host="media.test"), policy)
+            assert body == b"TLS" and srv.host_headers == [f"media.test:{srv.port}"]
+        else:
+            with pytest.raises(FetchError) as exc:
+                await fetch_all(srv.url("/a.png", host="media.test"), policy)
+            assert (exc.value.code, exc.value.retryable) == ("TLS_FAILED", False)
+            assert srv.hits == []
+    finally:
+        srv.stop()

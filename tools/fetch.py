@@ -84,6 +84,7 @@ class FetchPolicy:
     resolve_timeout: float = 5.0
     require_content_length: bool = True
     headers: dict[str, str] = field(default_factory=dict)
+    verify: Any = True  # TLS verification: True (system CAs) or an ssl.SSLContext (e.g. a private CA)
 
     @classmethod
     def from_settings(cls, settings: Any, **kwargs: Any) -> FetchPolicy:
@@ -315,7 +316,8 @@ async def open_url(url: str, policy: FetchPolicy) -> AsyncIterator[FetchResponse
     deadline = anyio.current_time() + policy.total_timeout
     timeout = httpx.Timeout(connect=policy.connect_timeout, read=policy.read_timeout, write=policy.read_timeout,
                             pool=policy.connect_timeout)
-    async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=timeout, http2=False) as client:
+    async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=timeout, http2=False,
+                                 verify=policy.verify) as client:
         current = url
         for hop in range(policy.max_redirects + 1):
             target = await check_url(current, policy)
