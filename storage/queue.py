@@ -6,13 +6,14 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import bindparam, text
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
 from storage.db import Database
 from storage.tables.jobs import Job
+from storage.types import UTCDateTime
 
 
 class RetryLater(Exception):
@@ -32,16 +33,10 @@ async def enqueue(session: AsyncSession, now: datetime, kind: str, payload: dict
     return job
 
 
-def _ts(db: Database, value: datetime) -> Any:
-    # Raw SQL bypasses the column type: SQLite compares naive UTC text, stored with six fractional digits
-    # (isoformat drops them when they are zero, and "09:00:00" sorts before "09:00:00.000000").
-    return value.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds") if db.is_sqlite else value
-
-
 async def claim(db: Database, now: datetime, owner: str, *, lease: timedelta, limit: int = 10,
                 kinds: tuple[str, ...] | None = None) -> list[str]:
     kind_filter = ""
-    params: dict[str, Any] = {"now": _ts(db, now), "owner": owner, "expires": _ts(db, now + lease), "limit": limit}
+    params: dict[str, Any] = {"now": now, "owner": owner, "expires": now + lease, "limit": limit}
     if kinds:
         kind_filter = " AND kind IN (" + ", ".join(f":k{i}" for i in range(len(kinds))) + ")"
         params.update({f"k{i}": k for i, k in enumerate(kinds)})
@@ -51,9 +46,11 @@ async def claim(db: Database, now: datetime, owner: str, *, lease: timedelta, li
     sql = text(
         f"UPDATE jobs SET status = 'running', lease_owner = :owner, lease_expires_at = :expires, "
         f"attempts = attempts + 1, updated_at = :now "
-        f"WHERE id IN (SELECT id FROM jobs WHERE {due} ORDER BY run_at LIMIT :limit{lock}) RETURNING id")
+        f"WHERE id IN (SELECT id FROM jobs WHERE {due} ORDER BY run_at LIMIT :limit{lock}) RETURNING id"
+    ).bindparams(bindparam("now", type_=UTCDateTime()), bindparam("expires", type_=UTCDateTime()))
     async with db.session(write=True) as session:
-        return list((await session.execute(sql, params)).scalars().all())
+        connection = await session.connection()
+        return list((await connection.execute(sql, params)).scalars().all())
 
 
 async def finish(session: AsyncSession, job_id: str, owner: str, now: datetime) -> bool:
