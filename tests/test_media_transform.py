@@ -142,3 +142,44 @@ def test_webm_video_pad_with_rotation(tmp_path: Path) -> None:
     geometry, _, result = transform_file(rotated, tmp_path / "r.mp4", "video/mp4", "centre_crop", aspect=(1, 1))
     assert (geometry.source_width, geometry.source_height) == (32, 64)
     assert (result.probe.width, result.probe.height, result.probe.orientation) == (32, 32, 0)
+
+
+def test_explicit_geometry_is_applied_exactly(tmp_path: Path) -> None:
+    """A repair option's exact geometry (crop box, resize, padding, target) is produced as given."""
+    from tools.media_transform import explicit
+
+    src = _write(tmp_path, image_bytes(400, 200, "PNG"))
+    g = explicit(400, 200, "pad", crop=(0, 0, 400, 200), scaled=(300, 150), offset=(10, 75), size=(320, 300))
+    geometry, _, result = transform_file(src, tmp_path / "o.png", "image/png", "pad", geometry=g)
+    assert geometry == g and (result.probe.width, result.probe.height) == (320, 300)
+    img = Image.open(tmp_path / "o.png").convert("RGB")
+    assert img.getpixel((9, 100)) == (0, 0, 0) and img.getpixel((10, 75))[1] == 255  # marker at the offset
+    assert g.padded_fraction == pytest.approx(1 - 300 * 150 / (320 * 300), abs=1e-6)
+
+    crop = explicit(400, 200, "centre_crop", crop=(100, 0, 200, 200), scaled=(64, 64), offset=(0, 0), size=(64, 64))
+    _, _, result = transform_file(src, tmp_path / "c.png", "image/png", "centre_crop", geometry=crop)
+    assert (result.probe.width, result.probe.height) == (64, 64)
+
+    video = _write(tmp_path, video_bytes(64, 48), "v")
+    g = explicit(64, 48, "centre_crop", crop=(8, 0, 48, 48), scaled=(32, 32), offset=(0, 0), size=(32, 32))
+    _, _, result = transform_file(video, tmp_path / "v.mp4", "video/mp4", "centre_crop", geometry=g)
+    assert (result.probe.width, result.probe.height) == (32, 32)
+
+
+def test_explicit_geometry_refusals(tmp_path: Path) -> None:
+    from tools.media_transform import explicit
+
+    with pytest.raises(TransformError, match="outside"):
+        explicit(100, 100, "centre_crop", crop=(50, 0, 60, 100), scaled=(60, 100), offset=(0, 0), size=(60, 100))
+    with pytest.raises(TransformError, match="fit"):
+        explicit(100, 100, "pad", crop=(0, 0, 100, 100), scaled=(100, 100), offset=(10, 0), size=(100, 120))
+    with pytest.raises(TransformError):
+        explicit(100, 100, "stretch", crop=(0, 0, 100, 100), scaled=(100, 100), offset=(0, 0), size=(100, 100))
+    src = _write(tmp_path, image_bytes(400, 200, "PNG"))
+    stale = explicit(401, 200, "pad", crop=(0, 0, 401, 200), scaled=(401, 200), offset=(0, 0), size=(401, 401))
+    with pytest.raises(TransformError, match="SOURCE_CHANGED"):
+        transform_file(src, tmp_path / "o.png", "image/png", "pad", geometry=stale)
+    video = _write(tmp_path, video_bytes(64, 48), "v")
+    odd = explicit(64, 48, "centre_crop", crop=(0, 0, 48, 48), scaled=(33, 33), offset=(0, 0), size=(33, 33))
+    with pytest.raises(TransformError, match="even"):
+        transform_file(video, tmp_path / "v.mp4", "video/mp4", "centre_crop", geometry=odd)

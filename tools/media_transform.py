@@ -144,17 +144,48 @@ def plan(source_width: int, source_height: int, mode: str, *, aspect: tuple[int,
                     padded_fraction=round(1 - (pw * ph) / (out_w * out_h), 6))
 
 
+def explicit(source_width: int, source_height: int, mode: str, *, crop: tuple[int, int, int, int],
+             scaled: tuple[int, int], offset: tuple[int, int], size: tuple[int, int]) -> Geometry:
+    """A geometry given exactly (e.g. a preflight repair option: crop box, resize, padding, target size),
+    checked for consistency. `transform_file(..., geometry=...)` then produces exactly that output."""
+    if mode not in MODES:
+        raise TransformError("MODE_UNSUPPORTED", f"mode must be one of {', '.join(MODES)}")
+    x, y, cw, ch = crop
+    (pw, ph), (ox, oy), (out_w, out_h) = scaled, offset, size
+    if min(source_width, source_height, cw, ch, pw, ph, out_w, out_h) < 1 or min(x, y, ox, oy) < 0:
+        raise TransformError("TARGET_INVALID", "sizes must be positive and offsets non-negative")
+    if x + cw > source_width or y + ch > source_height:
+        raise TransformError("TARGET_INVALID", "the crop box lies outside the source")
+    if ox + pw > out_w or oy + ph > out_h:
+        raise TransformError("TARGET_INVALID", "the scaled picture does not fit on the output canvas")
+    return Geometry(mode, source_width, source_height, (x, y, cw, ch), (pw, ph), (ox, oy), out_w, out_h,
+                    cropped_fraction=round(1 - (cw * ch) / (source_width * source_height), 6),
+                    padded_fraction=round(1 - (pw * ph) / (out_w * out_h), 6))
+
+
+def _resolve(given: Geometry | None, width: int, height: int, mode: str, aspect: tuple[int, int] | None,
+             size: tuple[int, int] | None, *, even: bool) -> Geometry:
+    if given is None:
+        return plan(width, height, mode, aspect=aspect, size=size, even=even)
+    if (given.source_width, given.source_height) != (width, height):
+        raise TransformError("SOURCE_CHANGED", "the geometry was planned for a source of another size")
+    if even and any(v % 2 for v in (given.width, given.height, *given.scaled)):
+        raise TransformError("TARGET_INVALID", "video sizes must be even numbers")
+    return given
+
+
 def transform_file(src: Path, dst: Path, content_type: str, mode: str, *, aspect: tuple[int, int] | None = None,
-                   size: tuple[int, int] | None = None, pad_colour: tuple[int, int, int] = PAD_COLOUR,
-                   ) -> tuple[Geometry, str, ProbeResult]:
-    """Write the transformed picture to `dst`. Returns (geometry, output content type, probe of the output)."""
+                   size: tuple[int, int] | None = None, geometry: Geometry | None = None,
+                   pad_colour: tuple[int, int, int] = PAD_COLOUR) -> tuple[Geometry, str, ProbeResult]:
+    """Write the transformed picture to `dst`: planned from `aspect` or `size`, or exactly `geometry` (see
+    `explicit`). Returns (geometry, output content type, probe of the output)."""
     check_type(src, content_type)
     if BY_CONTENT_TYPE[content_type].kind == "image":
         geometry, out_type = transform_image(src, dst, content_type, mode, aspect=aspect, size=size,
-                                             pad_colour=pad_colour)
+                                             geometry=geometry, pad_colour=pad_colour)
     else:
         geometry, out_type = transform_video(src, dst, content_type, mode, aspect=aspect, size=size,
-                                             pad_colour=pad_colour)
+                                             geometry=geometry, pad_colour=pad_colour)
     result = probe_file(dst, out_type)
     if (result.probe.width, result.probe.height) != (geometry.width, geometry.height):
         raise TransformError("GEOMETRY_MISMATCH", "the output does not have the planned size")
@@ -164,8 +195,8 @@ def transform_file(src: Path, dst: Path, content_type: str, mode: str, *, aspect
 # -- images --------------------------------------------------------------------------------------------------
 
 def transform_image(src: Path, dst: Path, content_type: str, mode: str, *, aspect: tuple[int, int] | None = None,
-                    size: tuple[int, int] | None = None, pad_colour: tuple[int, int, int] = PAD_COLOUR,
-                    ) -> tuple[Geometry, str]:
+                    size: tuple[int, int] | None = None, geometry: Geometry | None = None,
+                    pad_colour: tuple[int, int, int] = PAD_COLOUR) -> tuple[Geometry, str]:
     family = BY_CONTENT_TYPE[content_type].family
     with _open_image(src, family) as img:
         if int(getattr(img, "n_frames", 1) or 1) > 1:
@@ -176,7 +207,7 @@ def transform_image(src: Path, dst: Path, content_type: str, mode: str, *, aspec
             picture = upright(_flatten(img), orientation)
         except (OSError, ValueError) as exc:
             raise ProbeError("CORRUPT_FILE", "The image could not be decoded.") from exc
-    geometry = plan(picture.width, picture.height, mode, aspect=aspect, size=size)
+    geometry = _resolve(geometry, picture.width, picture.height, mode, aspect, size, even=False)
     x, y, cw, ch = geometry.crop
     if (x, y, cw, ch) != (0, 0, picture.width, picture.height):
         picture = picture.crop((x, y, x + cw, y + ch))
@@ -223,8 +254,8 @@ def _graph(stream: av.video.stream.VideoStream, rotation: int, geometry: Geometr
 
 
 def transform_video(src: Path, dst: Path, content_type: str, mode: str, *, aspect: tuple[int, int] | None = None,
-                    size: tuple[int, int] | None = None, pad_colour: tuple[int, int, int] = PAD_COLOUR,
-                    ) -> tuple[Geometry, str]:
+                    size: tuple[int, int] | None = None, geometry: Geometry | None = None,
+                    pad_colour: tuple[int, int, int] = PAD_COLOUR) -> tuple[Geometry, str]:
     family = BY_CONTENT_TYPE[content_type].family
     # The geometry (and so the encoder's size) must be known before anything is muxed: read the first frame.
     with open_video(src, family) as inp:
@@ -235,7 +266,7 @@ def transform_video(src: Path, dst: Path, content_type: str, mode: str, *, aspec
             raise ProbeError("CORRUPT_FILE", "No picture could be decoded from the video.")
         rotation = frame_rotation(first)
         w, h = (first.height, first.width) if rotation in (90, 270) else (first.width, first.height)
-    geometry = plan(w, h, mode, aspect=aspect, size=size, even=True)
+    geometry = _resolve(geometry, w, h, mode, aspect, size, even=True)
     with open_video(src, family) as inp:
         vs = inp.streams.video[0]
         audio = inp.streams.audio[0] if inp.streams.audio else None
