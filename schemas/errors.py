@@ -24,7 +24,7 @@ class ErrorCode:
 
 
 # One row per code. Codes beyond the spec's table (METHOD_NOT_ALLOWED, REQUEST_TOO_LARGE, ROLE_REQUIRED,
-# PLAN_LIMIT_REACHED) are recorded in docs/decisions.md.
+# PLAN_LIMIT_REACHED, UPLOAD_LINK_EXPIRED) are recorded in docs/decisions.md.
 CODES: dict[str, ErrorCode] = {
     "MALFORMED_REQUEST": ErrorCode(
         400, False, "The request could not be interpreted or validated.", "fix_request",
@@ -65,6 +65,10 @@ CODES: dict[str, ErrorCode] = {
         "Send the original input again, or use a new idempotency key for new input."),
     "REQUEST_TOO_LARGE": ErrorCode(
         413, False, "The request body is larger than this route accepts.", "fix_request"),
+    "UPLOAD_LINK_EXPIRED": ErrorCode(
+        410, False, "This upload link has expired; nothing was stored.", "create_media_upload_session",
+        "Start a new upload (create_media_upload_session, or request_media_upload_url for the legacy flow) and PUT "
+        "the bytes to the new URL."),
     "DOMAIN_VALIDATION_FAILED": ErrorCode(
         422, False, "The request is well formed but not valid for the current data.", "fix_request",
         "Correct the fields listed in `issues` and send the request again."),

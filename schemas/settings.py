@@ -26,6 +26,9 @@ class Settings(BaseModel):
     media_url: str | None = None
     # Hosts allowed to resolve to private addresses in URL fetches (tests, private deployments).
     fetch_allow_hosts: tuple[str, ...] = ()
+    # Key for server-signed capabilities (upload links, list cursors). Unset: a random key is created once
+    # in `{home}/signing.key`; replicas that do not share `home` must all set the same value.
+    signing_secret: str | None = None
     api_key: str | None = None  # stdio MCP and single-user local HTTP MCP
     worker_enabled: bool = True
     # Validate every success payload against its declared response schema (tests turn this on).
@@ -59,6 +62,8 @@ class Settings(BaseModel):
         if env.get("SOCIALPUB_FETCH_ALLOW_HOSTS"):
             values["fetch_allow_hosts"] = tuple(
                 h.strip().lower() for h in env["SOCIALPUB_FETCH_ALLOW_HOSTS"].split(",") if h.strip())
+        if env.get("SOCIALPUB_SIGNING_SECRET"):
+            values["signing_secret"] = env["SOCIALPUB_SIGNING_SECRET"]
         if env.get("SOCIALPUB_API_KEY"):
             values["api_key"] = env["SOCIALPUB_API_KEY"]
         if env.get("SOCIALPUB_WORKER", "").lower() in ("0", "false", "off", "no"):

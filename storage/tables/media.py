@@ -17,7 +17,12 @@ MEDIA_STATUSES = ("pending_upload", "ready_for_processing", "processing", "compl
 
 class Media(Stamped, table=True):
     __tablename__ = "media"
-    __table_args__ = (Index("ix_media_brand_created", "brand_id", "created_at", "id"),)
+    __table_args__ = (
+        Index("ix_media_brand_created", "brand_id", "created_at", "id"),
+        # The asset route looks a capability ID up in one of these three columns.
+        Index("ix_media_thumbnail_large", "thumbnail_large_id", unique=True),
+        Index("ix_media_thumbnail_small", "thumbnail_small_id", unique=True),
+    )
 
     id: str = Field(primary_key=True, max_length=40)
     workspace_id: str = Field(foreign_key="workspaces.id", index=True, max_length=40)
@@ -49,3 +54,23 @@ class Media(Stamped, table=True):
     last_used_at: datetime | None = utc_field(nullable=True)
     failure_code: str | None = Field(default=None, max_length=60)
     failure_reason: str | None = Field(default=None, max_length=500)
+    # Upload capability: valid until upload_expires_at, consumed once bytes are stored (uploaded_at).
+    upload_expires_at: datetime | None = utc_field(nullable=True)
+    uploaded_at: datetime | None = utc_field(nullable=True)
+    # More probing facts (video): frames per second, whether an audio stream exists, overall bit rate.
+    frame_rate: float | None = None
+    has_audio: bool | None = None
+    bit_rate: int | None = None
+    processed_at: datetime | None = utc_field(nullable=True)
+
+
+class MediaFolder(Stamped, table=True):
+    """A brand's media folder (managed by the operator; the API only files media into existing folders)."""
+
+    __tablename__ = "media_folders"
+    __table_args__ = (Index("ix_media_folders_brand_name", "brand_id", "name"),)
+
+    id: str = Field(primary_key=True, max_length=40)
+    workspace_id: str = Field(foreign_key="workspaces.id", index=True, max_length=40)
+    brand_id: str = Field(foreign_key="brands.id", max_length=40)
+    name: str = Field(max_length=200)
