@@ -269,3 +269,25 @@ async def test_imports_of_another_brand_are_hidden(setup) -> None:
     media_id = resp.json()["data"]["id"]
     got = await s.env.rest.get(f"/v1/brands/{s.other.id}/media/{media_id}", headers=s.env.auth(s.secret))
     assert got.status_code == 404
+
+
+async def test_import_over_the_plan_byte_cap_fails_once_its_size_is_known(setup, monkeypatch) -> None:
+    """An import's size is unknown until fetched: the per-brand byte cap fails the item then, with the code."""
+    import dataclasses
+
+    from schemas.plans import get_plan
+    from tools import plans
+
+    s = setup
+    png = image_bytes(64, 64, "PNG")
+    plan = get_plan("agency")
+    capped = dataclasses.replace(plan, limits={**plan.limits, "media_storage_bytes_per_brand": len(png) - 1})
+    monkeypatch.setattr(plans, "get_plan", lambda plan_id: capped if plan_id == "agency" else get_plan(plan_id))
+    s.server.routes["/big.png"] = Reply(body=png, headers={"Content-Type": "image/png"})
+    resp = await do_import(s, {"url": s.server.url("/big.png", host="media.test")})
+    assert resp.status_code == 201, resp.json()
+    await process(s.env)
+    item = await read(s, resp.json()["data"]["id"])
+    assert item["status"] == "failed"
+    assert item["readiness"]["ready_for_content"] is False
+    assert item["readiness"]["next_actions"][0]["action"] == "repair_media"

@@ -193,3 +193,37 @@ def test_set_plan_cli_and_limit_refusal(home, capsys) -> None:
     assert acct["platform"] == "x"
     assert main(["workspaces", "set-plan", "--plan", "agency"]) == 0
     assert "agency -> agency" in capsys.readouterr().out
+
+
+async def test_media_caps_refuse_new_media_with_plan_details(env) -> None:
+    """The media area asks the plan before every new Media item (items per brand, bytes per brand)."""
+    from schemas.plans import get_plan
+
+    ws = await env.workspace(plan_id="free")
+    brand = await env.brand(ws, "Capped")
+    key = await env.key(ws, scopes=["media:write", "media:read"])
+    cap = get_plan("free").limits["media_storage_bytes_per_brand"]
+    body = {"filename": "big.png", "content_type": "image/png", "size": cap + 1, "sha256": "0" * 64}
+    before = await env.row_counts()
+    resp = await env.rest.post(f"/v1/brands/{brand.id}/media/upload-sessions", json=body,
+                               headers={**env.auth(key), "Idempotency-Key": "cap-1"})
+    err = resp.json()["error"]
+    # the byte cap (or the per-type size cap, whichever is lower) refuses it, and nothing is written
+    assert resp.status_code in (400, 422), err
+    assert await env.row_counts() == before
+    items = get_plan("free").limits["media_items_per_brand"]
+    from schemas.ids import new_id
+    from storage.tables.media import Media
+    async with env.db.session(write=True) as s:
+        for i in range(items):
+            s.add(Media(id=new_id("med"), workspace_id=ws.id, brand_id=brand.id, file_name=f"{i}.png",
+                        content_type="image/png", size=1, status="completed", source="upload",
+                        asset_id=new_id("ast"), created_at=env.clock.now(), updated_at=env.clock.now()))
+    body = {"filename": "one-more.png", "content_type": "image/png", "size": 10, "sha256": "0" * 64}
+    resp = await env.rest.post(f"/v1/brands/{brand.id}/media/upload-sessions", json=body,
+                               headers={**env.auth(key), "Idempotency-Key": "cap-2"})
+    assert resp.status_code == 422, resp.json()
+    err = resp.json()["error"]
+    assert err["code"] == "PLAN_LIMIT_REACHED"
+    assert err["details"]["limit"] == "media_items_per_brand" and err["details"]["used"] == items
+    assert err["details"]["max"] == items and err["details"]["upgrade_url"]

@@ -135,7 +135,7 @@ async def _new_media(call: Call, *, source: str, file_name: str, content_type: s
     """Every new Media item is created here, after the per-brand quota check."""
     brand = call.brand
     assert brand is not None
-    await check_media_quota(call.session, brand.workspace_id, brand.id, size)
+    await check_media_quota(call.session, brand, size, call.rt.settings.upgrade_url)
     media = Media(id=new_id("med"), workspace_id=brand.workspace_id, brand_id=brand.id, file_name=file_name,
                   content_type=content_type, size=size, status=status, source=source, asset_id=new_asset_id(),
                   label_ids=[], created_at=call.now, updated_at=call.now, **fields)

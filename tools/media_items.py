@@ -20,6 +20,7 @@ from schemas.time import iso
 from storage.blobs import BlobStore, store_for
 from storage.tables.brands import Brand
 from storage.tables.media import READY_STATUSES, Media, MediaFolder
+from tools import plans
 from tools.fetch import OCTET_STREAM, FetchPolicy
 from tools.links import link
 from tools.operator import DEMO_SEEDERS, OperatorError
@@ -86,13 +87,17 @@ def content_type_from_name(name: str) -> str | None:
 
 # -- the per-brand media cap (plans area) ----------------------------------------------------------------------
 
-async def check_media_quota(session: AsyncSession, workspace_id: str, brand_id: str, size: int | None) -> None:
-    """Every new Media item passes here first (uploads, legacy uploads, imports, derivatives).
+async def check_media_quota(session: AsyncSession, brand: Brand, size: int | None, upgrade_url: str) -> None:
+    """Every new Media item passes here first (uploads, legacy uploads, imports, derivatives): the workspace
+    plan's per-brand media caps (422 PLAN_LIMIT_REACHED with limit, used, max, upgrade_url). Bytes are
+    checked here when the size is declared, and by `check_media_bytes` once an import's size is known."""
+    await plans.check_limit(session, brand, "media_items_per_brand", upgrade_url=upgrade_url)
+    if size:
+        await check_media_bytes(session, brand, size, upgrade_url)
 
-    The plans area enforces its per-brand media caps here (raise ApiError("PLAN_LIMIT_REACHED", details={limit,
-    used, max, upgrade_url})). No-op until that lands.
-    """
-    return None
+
+async def check_media_bytes(session: AsyncSession, brand: Brand, size: int, upgrade_url: str) -> None:
+    await plans.check_limit(session, brand, "media_storage_bytes_per_brand", adding=size, upgrade_url=upgrade_url)
 
 
 # -- folders (operator-managed: the API files media into existing folders) -------------------------------------------

@@ -14,13 +14,15 @@ from typing import Any
 
 import anyio
 
+from schemas.errors import ApiError
 from schemas.media import BY_CONTENT_TYPE, MAX_BYTES
 from storage.blobs import BlobRejected
 from storage.queue import RetryLater
+from storage.tables.brands import Brand
 from storage.tables.jobs import Job
 from storage.tables.media import Media
 from tools import fetch
-from tools.media_items import blob_key, blobs, import_policy, new_asset_id, thumbnail_key
+from tools.media_items import blob_key, blobs, check_media_bytes, import_policy, new_asset_id, thumbnail_key
 from tools.media_probe import ProbeError, ProbeResult, content_type_for, probe_file, read_head, sniff
 from tools.media_uploads import PROCESS_JOB
 from tools.runtime import Runtime
@@ -98,6 +100,12 @@ async def _fetch(rt: Runtime, media: Media) -> Media:
     async with rt.db.session(write=True) as session:
         row = await session.get(Media, media.id)
         assert row is not None
+        brand = await session.get(Brand, row.brand_id)
+        try:  # an import's size is known only now: the per-brand byte cap is checked here
+            await check_media_bytes(session, brand, stored.size, rt.settings.upgrade_url)
+        except ApiError as exc:
+            await store.delete(key)
+            raise Failed("PLAN_LIMIT_REACHED", exc.message or "The plan's media storage cap is reached.") from None
         row.storage_key, row.size, row.sha256 = key, stored.size, stored.sha256
         row.content_type, row.uploaded_at, row.updated_at = content_type, now, now
         return row
