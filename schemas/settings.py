@@ -27,6 +27,8 @@ class Settings(BaseModel):
     # Hosts allowed to resolve to private addresses in URL fetches (tests, private deployments).
     fetch_allow_hosts: tuple[str, ...] = ()
     api_key: str | None = None  # stdio MCP and single-user local HTTP MCP
+    # Host names MCP over HTTP accepts besides loopback (DNS rebinding protection), e.g. mcp.example.com.
+    allowed_hosts: tuple[str, ...] = ()
     worker_enabled: bool = True
     # Validate every success payload against its declared response schema (tests turn this on).
     validate_responses: bool = False
@@ -59,6 +61,9 @@ class Settings(BaseModel):
         if env.get("SOCIALPUB_FETCH_ALLOW_HOSTS"):
             values["fetch_allow_hosts"] = tuple(
                 h.strip().lower() for h in env["SOCIALPUB_FETCH_ALLOW_HOSTS"].split(",") if h.strip())
+        if env.get("SOCIALPUB_ALLOWED_HOSTS"):
+            values["allowed_hosts"] = tuple(
+                h.strip().lower() for h in env["SOCIALPUB_ALLOWED_HOSTS"].split(",") if h.strip())
         if env.get("SOCIALPUB_API_KEY"):
             values["api_key"] = env["SOCIALPUB_API_KEY"]
         if env.get("SOCIALPUB_WORKER", "").lower() in ("0", "false", "off", "no"):
