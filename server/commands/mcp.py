@@ -13,7 +13,7 @@ import uvicorn
 from schemas.settings import Settings
 from server.mcp_server.http import is_loopback
 from server.mcp_server.run import http_app, run_stdio
-from server.mcp_server.selection import Selection, SelectionError, parse_toolsets
+from server.mcp_server.selection import PAGE_SIZE, Selection, SelectionError, parse_toolsets
 from storage.migrate import DatabaseBehind, check_current
 from tools.runtime import Runtime
 from tools.toolsets import DEFAULT_TOOLSETS
@@ -45,7 +45,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if not settings.api_key:
             log.warning("SOCIALPUB_API_KEY is not set: every tool that needs a key will answer 401 UNAUTHORIZED")
         try:
-            anyio.run(run_stdio, rt, selection, settings.api_key)
+            anyio.run(run_stdio, rt, selection, settings.api_key, args.page_size)
         except DatabaseBehind as exc:
             return _fail(str(exc))
         return 0
@@ -61,7 +61,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     except DatabaseBehind as exc:
         return _fail(str(exc))
     app = http_app(rt, transport=args.transport, selection=selection, default_key=settings.api_key,
-                   allowed_hosts=settings.allowed_hosts)
+                   allowed_hosts=settings.allowed_hosts, page_size=args.page_size)
     path = "/mcp" if args.transport == "http" else "/sse"
     mode = "single-user (requests without a key act with SOCIALPUB_API_KEY)" if settings.api_key else \
         "every request needs `Authorization: Bearer <API key>`"
@@ -90,4 +90,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="allow a non-loopback --host while SOCIALPUB_API_KEY is set (anyone reaching the port "
                         "acts with that key)")
     p.add_argument("--no-worker", action="store_true", help="do not run the publishing worker in this process")
+    p.add_argument("--page-size", type=_page_size, default=PAGE_SIZE,
+                   help=f"tools per tools/list page (default {PAGE_SIZE})")
     p.set_defaults(func=cmd_mcp)
+
+
+def _page_size(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 500:
+        raise argparse.ArgumentTypeError("page size must be 1 to 500")
+    return value

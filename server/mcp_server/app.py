@@ -26,7 +26,7 @@ from sqlalchemy.exc import OperationalError
 from schemas.errors import ApiError
 from server.dispatch import Dispatcher, Outcome, new_request_id
 from server.mcp_server import prompts, resources
-from server.mcp_server.selection import Selection, SelectionError, page, parse_toolsets
+from server.mcp_server.selection import PAGE_SIZE, Selection, SelectionError, page, parse_toolsets
 from server.mcp_server.tools import ToolSpec, render, specs
 from tools.auth import Caller, authenticate
 from tools.runtime import Runtime
@@ -69,8 +69,9 @@ class McpApp:
     """One MCP server over one runtime. `key` is the fixed key of stdio and in-process connections."""
 
     def __init__(self, rt: Runtime, dispatcher: Dispatcher | None = None, *, selection: Selection | None = None,
-                 key: str | None = None) -> None:
+                 key: str | None = None, page_size: int = PAGE_SIZE) -> None:
         self.rt = rt
+        self.page_size = page_size
         self.dispatcher = dispatcher or Dispatcher(rt)
         self.selection = selection or Selection()
         self.key = key
@@ -138,7 +139,7 @@ class McpApp:
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         ident = await self.identity(ctx)
         try:
-            chunk, cursor = page(self._visible(ident), params.cursor if params else None)
+            chunk, cursor = page(self._visible(ident), params.cursor if params else None, self.page_size)
         except SelectionError as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
         return types.ListToolsResult(tools=[s.tool for s in chunk], next_cursor=cursor)

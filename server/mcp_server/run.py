@@ -14,18 +14,18 @@ from starlette.middleware import Middleware
 
 from server.mcp_server.app import McpApp
 from server.mcp_server.http import McpHttp
-from server.mcp_server.selection import Selection
+from server.mcp_server.selection import PAGE_SIZE, Selection
 from server.rest import CatchAll
 from server.worker import Worker
 from storage.migrate import check_current
 from tools.runtime import Runtime
 
 
-async def run_stdio(rt: Runtime, selection: Selection, key: str | None) -> None:
+async def run_stdio(rt: Runtime, selection: Selection, key: str | None, page_size: int = PAGE_SIZE) -> None:
     """Serve one MCP connection on stdin/stdout until the client closes it. stdout carries only protocol: the
     SDK diverts file descriptor 1 to stderr while it serves, and logging goes to stderr."""
     await check_current(rt.db)
-    app = McpApp(rt, selection=selection, key=key)
+    app = McpApp(rt, selection=selection, key=key, page_size=page_size)
     async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tg:
         if rt.settings.worker_enabled:
             tg.start_soon(Worker(rt).run_forever)
@@ -35,9 +35,9 @@ async def run_stdio(rt: Runtime, selection: Selection, key: str | None) -> None:
 
 def http_app(rt: Runtime, *, transport: Literal["http", "sse"], selection: Selection,
              default_key: str | None = None, allowed_hosts: Sequence[str] = (),
-             run_worker: bool | None = None) -> Starlette:
+             run_worker: bool | None = None, page_size: int = PAGE_SIZE) -> Starlette:
     """An ASGI app serving one MCP transport (streamable HTTP at /mcp, or SSE at /sse + /messages/)."""
-    http = McpHttp(McpApp(rt, selection=selection), allowed_hosts=allowed_hosts, default_key=default_key,
+    http = McpHttp(McpApp(rt, selection=selection, page_size=page_size), allowed_hosts=allowed_hosts, default_key=default_key,
                    streamable=transport == "http", sse=transport == "sse")
     worker_on = rt.settings.worker_enabled if run_worker is None else run_worker
 

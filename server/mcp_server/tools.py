@@ -133,8 +133,9 @@ def _issues(error: SchemaError) -> list[dict[str, Any]]:
         return [issue(_path([*where, name]), "UNKNOWN_FIELD", "Not a parameter of this tool; remove it.")
                 for name in instance if name not in known]
     if keyword in ("anyOf", "oneOf") and error.context:
-        # e.g. a nullable field: report the branch that came closest, at this field's path.
-        inner = best_match(error.context)
+        # e.g. a nullable field: report the branch whose type matched (its constraint failed), if any.
+        matched = [e for e in error.context if e.validator != "type"]
+        inner = best_match(matched or error.context)
         if inner is not None:
             found = _issues(inner)
             return [dict(i, field_path=_path(where)) if i["field_path"] == "$" else i for i in found]
