@@ -311,3 +311,26 @@ def test_allowed_hosts_extend_the_loopback_defaults() -> None:
 def test_settings_read_allowed_hosts_from_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("SOCIALPUB_ALLOWED_HOSTS", "A.example.com, b.example.com")
     assert Settings.from_env().allowed_hosts == ("a.example.com", "b.example.com")
+
+
+async def test_streamable_http_serves_the_2026_protocol_too(sqlite_env) -> None:
+    """Clients on protocol 2026-07-28 send single self-describing requests; the key guard applies the same."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    env = sqlite_env
+    _, brand, full, _ = await _seed(env)
+    app = http_app(env.rt, transport="http", selection=ALL, run_worker=False)
+    async with serving(app) as base:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {full}"}) as h, \
+                Client(streamable_http_client(base + "/mcp", http_client=h), mode="2026-07-28") as client:
+            assert client.protocol_version == "2026-07-28"
+            result = await client.call_tool("get_brand", {"brand_id": brand.id})
+            assert envelope(result)["data"]["id"] == brand.id
+            with pytest.raises(MCPError) as info:
+                await client.read_resource("socialpub://brands/nope/context")
+            assert info.value.data["code"] == "NOT_FOUND"
+        async with httpx.AsyncClient(base_url=base, timeout=10) as http:  # 401 before any MCP message
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_context", "arguments": {}}}
+            r = await http.post("/mcp", json=call, headers={**MCP_HEADERS, "MCP-Protocol-Version": "2026-07-28"})
+            assert r.status_code == 401 and r.json()["error"]["code"] == "UNAUTHORIZED"
