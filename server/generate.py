@@ -24,6 +24,18 @@ TOOLS_DOC_PATH = ROOT / "docs" / "tools.md"
 GENERATE_COMMAND = "python -m server.generate"
 
 
+def _server_env(path_list_separator: str) -> dict[str, str]:
+    return {
+        # The bundle root (our packages) and lib/ (vendored dependencies) on the import path.
+        "PYTHONPATH": f"${{__dirname}}{path_list_separator}${{__dirname}}${{/}}lib",
+        "SOCIALPUB_API_KEY": "${user_config.api_key}",
+        "SOCIALPUB_HOME": "${user_config.data_dir}",
+        "SOCIALPUB_DATABASE_URL": "${user_config.database_url}",
+        "SOCIALPUB_MCP_TOOLSETS": "${user_config.toolsets}",
+        "SOCIALPUB_MCP_READ_ONLY": "${user_config.read_only}",
+    }
+
+
 def manifest() -> dict[str, Any]:
     """The MCP Bundle manifest (manifest_version 0.3): the stdio server, its settings, and every tool."""
     return {
@@ -50,15 +62,9 @@ def manifest() -> dict[str, Any]:
             "mcp_config": {
                 "command": "python3",
                 "args": ["-m", "server.cli", "mcp", "--transport", "stdio"],
-                "env": {
-                    "PYTHONPATH": "${__dirname}${pathSeparator}${__dirname}/lib",
-                    "SOCIALPUB_API_KEY": "${user_config.api_key}",
-                    "SOCIALPUB_HOME": "${user_config.data_dir}",
-                    "SOCIALPUB_DATABASE_URL": "${user_config.database_url}",
-                    "SOCIALPUB_MCP_TOOLSETS": "${user_config.toolsets}",
-                    "SOCIALPUB_MCP_READ_ONLY": "${user_config.read_only}",
-                },
-                "platform_overrides": {"win32": {"command": "python"}},
+                "env": _server_env(":"),
+                # A platform override replaces env whole: Windows separates PYTHONPATH entries with ';'.
+                "platform_overrides": {"win32": {"command": "python", "env": _server_env(";")}},
             },
         },
         "tools": [{"name": s.name, "description": s.endpoint.summary} for s in specs().values()],
@@ -72,12 +78,12 @@ def manifest() -> dict[str, Any]:
                                "`socialpub init --demo`. The agent acts with its scopes and brand access.",
             },
             "data_dir": {
-                "type": "directory", "title": "Data directory", "required": False,
+                "type": "directory", "title": "Data directory", "required": False, "default": "",
                 "description": "Where the SQLite database and media live (SOCIALPUB_HOME). Empty: "
                                "~/.local/share/socialpub.",
             },
             "database_url": {
-                "type": "string", "title": "Database URL", "required": False,
+                "type": "string", "title": "Database URL", "required": False, "default": "",
                 "description": "Optional SQLAlchemy async URL (e.g. postgresql+asyncpg://user@host/db); overrides "
                                "the data directory's SQLite file.",
             },

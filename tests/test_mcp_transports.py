@@ -288,6 +288,17 @@ def test_default_key_is_refused_on_a_non_loopback_host(tmp_path, monkeypatch, ca
     assert main(["mcp", "--transport", "sse", "--host", "192.168.1.10"]) == 2
 
 
+def test_unfilled_bundle_placeholders_mean_unset(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("SOCIALPUB_HOME", str(tmp_path))
+    monkeypatch.setenv("SOCIALPUB_API_KEY", "${user_config.api_key}")
+    monkeypatch.setenv("SOCIALPUB_MCP_TOOLSETS", "${user_config.toolsets}")
+    # with the placeholder dropped there is no default key, so a non-loopback host is allowed past that check
+    # and the run stops at the missing database instead
+    assert main(["mcp", "--transport", "http", "--host", "0.0.0.0"]) == 2
+    err = capsys.readouterr().err
+    assert "refusing to serve" not in err and "socialpub init" in err
+
+
 def test_unknown_toolset_is_refused(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("SOCIALPUB_HOME", str(tmp_path))
     assert main(["mcp", "--toolsets", "context,nope"]) == 2

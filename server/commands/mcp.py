@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 
 import anyio
@@ -21,6 +22,7 @@ from tools.toolsets import DEFAULT_TOOLSETS
 log = logging.getLogger("socialpub.mcp")
 
 DEFAULT_PORT = 8001
+UNFILLED = re.compile(r"^\$\{user_config\.[A-Za-z0-9_]+\}$")
 
 
 def _fail(message: str) -> int:
@@ -28,7 +30,16 @@ def _fail(message: str) -> int:
     return 2
 
 
+def _drop_unfilled_placeholders() -> None:
+    """An MCP Bundle host leaves `${user_config.x}` in place when an optional setting has no value; such a
+    variable means "not set", not a path or URL."""
+    for name, value in list(os.environ.items()):
+        if name.startswith("SOCIALPUB_") and UNFILLED.match(value):
+            del os.environ[name]
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
+    _drop_unfilled_placeholders()
     overrides: dict[str, object] = {"worker_enabled": False} if args.no_worker else {}
     if args.allowed_hosts:
         overrides["allowed_hosts"] = tuple(h.strip().lower() for h in args.allowed_hosts.split(",") if h.strip())

@@ -26,6 +26,7 @@ from sqlalchemy.exc import OperationalError
 from schemas.errors import ApiError
 from server.dispatch import Dispatcher, Outcome, new_request_id
 from server.mcp_server import prompts, resources
+from server.mcp_server.keys import KeyUser
 from server.mcp_server.selection import PAGE_SIZE, Selection, SelectionError, page, parse_toolsets
 from server.mcp_server.tools import ToolSpec, render, specs
 from tools.auth import Caller, authenticate
@@ -112,8 +113,6 @@ class McpApp:
                                 "a key will be refused", exc.code)
                     self._fixed_caller = (None,)
             return Identity(self.key, self._fixed_caller[0], "local", self.selection)
-        from server.mcp_server.http import KeyUser  # HTTP-only import, kept out of the stdio path
-
         user = request.scope.get("user")
         token, caller = (user.secret, user.caller) if isinstance(user, KeyUser) else (None, None)
         query = request.query_params

@@ -14,10 +14,7 @@ import contextlib
 import ipaddress
 import logging
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
 
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -30,7 +27,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from schemas.errors import ApiError
 from server.dispatch import new_request_id
 from server.mcp_server.app import McpApp
-from tools.auth import Caller, bearer_token
+from server.mcp_server.keys import KeyUser
+from tools.auth import bearer_token
 
 log = logging.getLogger("socialpub.mcp.http")
 
@@ -38,16 +36,6 @@ MCP_PATH = "/mcp"
 SSE_PATH = "/sse"
 MESSAGES_PATH = "/messages/"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-
-
-class KeyUser(AuthenticatedUser):
-    """An authenticated API key on an HTTP request. `client_id` is the key's ID, so SDK session ownership
-    compares keys without ever comparing (or logging) secrets."""
-
-    def __init__(self, secret: str, caller: Caller) -> None:
-        super().__init__(AccessToken(token=secret, client_id=caller.key_id, scopes=sorted(caller.scopes)))
-        self.secret = secret
-        self.caller = caller
 
 
 def is_loopback(host: str) -> bool:
@@ -165,8 +153,3 @@ class McpHttp:
         async with self.session_manager.run():
             yield
 
-
-def describe(http: McpHttp) -> dict[str, Any]:
-    """For start-up logs: which paths serve what."""
-    return {"streamable_http": MCP_PATH if http.session_manager else None,
-            "sse": [SSE_PATH, MESSAGES_PATH] if http.sse else None}

@@ -24,13 +24,16 @@ from tools.runtime import Runtime
 async def run_stdio(rt: Runtime, selection: Selection, key: str | None, page_size: int = PAGE_SIZE) -> None:
     """Serve one MCP connection on stdin/stdout until the client closes it. stdout carries only protocol: the
     SDK diverts file descriptor 1 to stderr while it serves, and logging goes to stderr."""
-    await check_current(rt.db)
-    app = McpApp(rt, selection=selection, key=key, page_size=page_size)
-    async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tg:
-        if rt.settings.worker_enabled:
-            tg.start_soon(Worker(rt).run_forever)
-        await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
-        tg.cancel_scope.cancel()
+    try:
+        await check_current(rt.db)
+        app = McpApp(rt, selection=selection, key=key, page_size=page_size)
+        async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tg:
+            if rt.settings.worker_enabled:
+                tg.start_soon(Worker(rt).run_forever)
+            await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
+            tg.cancel_scope.cancel()
+    finally:
+        await rt.close()
 
 
 def http_app(rt: Runtime, *, transport: Literal["http", "sse"], selection: Selection,

@@ -16,7 +16,7 @@ from jsonschema.exceptions import ValidationError as SchemaError
 from jsonschema.exceptions import best_match
 
 from schemas.errors import ApiError, issue
-from server.dispatch import Outcome
+from server.dispatch import Outcome, new_request_id
 from tools import catalogue
 from tools.endpoint import Endpoint, field_locations
 from tools.tool_schemas import envelope_schema, input_schema
@@ -237,7 +237,9 @@ def _summary(ep: Endpoint, outcome: Outcome) -> str:
 def render(ep: Endpoint, outcome: Outcome) -> types.CallToolResult:
     """structuredContent = the spec's envelope; the text block = a one-line summary and the same envelope as
     JSON, for clients that only read text (the MCP spec's advice for structured results)."""
-    body = outcome.body if outcome.body is not None else {"success": True, "data": None, "meta": {}}
+    if outcome.body is None:  # 304 needs If-None-Match, which MCP never sends; never a body-less result
+        outcome = Outcome(500, ApiError("INTERNAL_ERROR").body(new_request_id()))
+    body = outcome.body or {}
     text = _summary(ep, outcome) + "\n" + json.dumps(body, ensure_ascii=False, separators=(",", ":"))
     return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=body,
                                 is_error=not outcome.ok)
