@@ -227,6 +227,20 @@ async def test_single_user_default_key_serves_requests_without_a_header(sqlite_e
             assert r.status_code == 401
 
 
+async def test_operator_toolsets_bound_what_a_url_may_ask_for(sqlite_env) -> None:
+    env = sqlite_env
+    _, _, full, _ = await _seed(env)
+    only_context = Selection(toolsets=("context",), allowed=("context",))
+    app = http_app(env.rt, transport="http", selection=only_context, run_worker=False)
+    async with serving(app) as base:
+        async with http_client(base + "/mcp", full) as client:
+            names = {t.name for t in (await all_tools(client))[0]}
+            assert names == {ep.name for ep in catalogue.endpoints() if ep.toolset == "context"}
+        async with http_client(base + "/mcp?toolsets=brands", full) as client:
+            with pytest.raises(MCPError, match="toolset brands is not offered"):
+                await client.list_tools()
+
+
 async def test_a_session_belongs_to_the_key_that_opened_it(sqlite_env) -> None:
     env = sqlite_env
     _, _, full, narrow = await _seed(env)

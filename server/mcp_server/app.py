@@ -109,6 +109,8 @@ class McpApp:
                 try:
                     self._fixed_caller = (await self.authenticate(self.key),)
                 except ApiError as exc:
+                    if exc.code != "UNAUTHORIZED":  # e.g. the database is busy: try again next time
+                        return Identity(self.key, None, "local", self.selection)
                     log.warning("MCP key not usable (%s): tools are listed unfiltered and every call that needs "
                                 "a key will be refused", exc.code)
                     self._fixed_caller = (None,)

@@ -59,6 +59,8 @@ class Selection:
     toolsets: tuple[str, ...] = DEFAULT_TOOLSETS
     read_only: bool = False
     all_tools: bool = False  # list tools the key's scopes cannot satisfy too
+    # Toolsets a connection may ask for (HTTP `?toolsets=`); None: any. The operator's `--toolsets` sets it.
+    allowed: tuple[str, ...] | None = None
 
     def exposes(self, ep: Endpoint) -> bool:
         return ep.toolset in self.toolsets and (ep.read_only or not self.read_only)
@@ -71,9 +73,15 @@ class Selection:
 
     def narrowed(self, toolsets: tuple[str, ...] | None = None, read_only: bool = False,
                  all_tools: bool = False) -> Selection:
-        """A per-connection choice: other toolsets, and read-only or all-tools switched on, never off."""
+        """A per-connection choice: toolsets within `allowed`, and read-only or all-tools switched on, never
+        off."""
+        if toolsets is not None and self.allowed is not None:
+            refused = [t for t in toolsets if t not in self.allowed]
+            if refused:
+                raise SelectionError(f"toolset {', '.join(refused)} is not offered by this server; offered: "
+                                     f"{', '.join(self.allowed)}")
         return Selection(toolsets if toolsets is not None else self.toolsets, self.read_only or read_only,
-                         self.all_tools or all_tools)
+                         self.all_tools or all_tools, self.allowed)
 
 
 # -- paging: the cursor is opaque to clients (base64 of a small JSON object) --------------------------------
