@@ -30,6 +30,8 @@ class Settings(BaseModel):
     # in `{home}/signing.key`; replicas that do not share `home` must all set the same value.
     signing_secret: str | None = None
     api_key: str | None = None  # stdio MCP and single-user local HTTP MCP
+    # Host names MCP over HTTP accepts besides loopback (DNS rebinding protection), e.g. mcp.example.com.
+    allowed_hosts: tuple[str, ...] = ()
     worker_enabled: bool = True
     # Validate every success payload against its declared response schema (tests turn this on).
     validate_responses: bool = False
@@ -64,6 +66,11 @@ class Settings(BaseModel):
                 h.strip().lower() for h in env["SOCIALPUB_FETCH_ALLOW_HOSTS"].split(",") if h.strip())
         if env.get("SOCIALPUB_SIGNING_SECRET"):
             values["signing_secret"] = env["SOCIALPUB_SIGNING_SECRET"]
+        if env.get("SOCIALPUB_UPGRADE_URL"):
+            values["upgrade_url"] = env["SOCIALPUB_UPGRADE_URL"]
+        if env.get("SOCIALPUB_ALLOWED_HOSTS"):
+            values["allowed_hosts"] = tuple(
+                h.strip().lower() for h in env["SOCIALPUB_ALLOWED_HOSTS"].split(",") if h.strip())
         if env.get("SOCIALPUB_API_KEY"):
             values["api_key"] = env["SOCIALPUB_API_KEY"]
         if env.get("SOCIALPUB_WORKER", "").lower() in ("0", "false", "off", "no"):

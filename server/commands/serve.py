@@ -16,7 +16,10 @@ from tools.runtime import Runtime
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    settings = Settings.from_env(**({"worker_enabled": False} if args.no_worker else {}))
+    overrides: dict[str, object] = {"worker_enabled": False} if args.no_worker else {}
+    if args.allowed_hosts:
+        overrides["allowed_hosts"] = tuple(h.strip().lower() for h in args.allowed_hosts.split(",") if h.strip())
+    settings = Settings.from_env(**overrides)
     rt = Runtime.from_settings(settings)
     # Fail fast with the migration message instead of a stack trace from inside uvicorn's lifespan.
     anyio.run(check_current, rt.db)
@@ -40,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--no-worker", action="store_true", help="do not run the publishing worker in this process")
+    p.add_argument("--allowed-hosts", help="comma-separated host names MCP over HTTP accepts besides loopback "
+                                           "(DNS rebinding protection; default $SOCIALPUB_ALLOWED_HOSTS)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("worker", help="run the publishing worker")

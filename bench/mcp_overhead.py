@@ -1,0 +1,137 @@
+"""MCP adapter overhead: median per-call latency of `get_context` through the in-process legacy client and over
+a stdio subprocess, each as a ratio to an empty tool on the same SDK and transport in the same run; and the
+`tools/list` size in bytes for the default toolsets and for every tool.
+
+    python bench/mcp_overhead.py [--calls 200]
+
+The empty tool is a bare `mcp.server.Server` with one tool that returns nothing: the floor the SDK and the
+transport cost. The ratio is what socialpub adds on top (argument validation, dispatch: key lookup, one
+database read, envelope, output-schema validation by the client).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.server import Server
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from schemas.settings import Settings  # noqa: E402
+from server.mcp_server.app import McpApp  # noqa: E402
+from server.mcp_server.selection import Selection  # noqa: E402
+from storage.migrate import upgrade  # noqa: E402
+from tools import operator  # noqa: E402
+from tools.runtime import Runtime  # noqa: E402
+from tools.toolsets import TOOLSETS  # noqa: E402
+
+EMPTY_TOOL = types.Tool(name="noop", description="Does nothing.", input_schema={"type": "object"})
+
+
+def empty_server() -> Server[Any]:
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[EMPTY_TOOL])
+
+    async def call_tool(ctx: Any, params: Any) -> types.CallToolResult:
+        return types.CallToolResult(content=[])
+
+    return Server("empty", version="0", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def median_call(client: Client, name: str, calls: int) -> float:
+    await client.list_tools()  # the client caches output schemas here, as real clients do
+    for _ in range(min(20, calls)):  # warm-up
+        await client.call_tool(name, {})
+    samples = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        result = await client.call_tool(name, {})
+        samples.append(time.perf_counter() - start)
+        assert not result.is_error, result
+    return statistics.median(samples)
+
+
+async def list_size(app: McpApp) -> tuple[int, int]:
+    """Bytes of every tools/list page as JSON, and the number of tools."""
+    size, count, cursor = 0, 0, None
+    async with Client(app.server, mode="legacy") as client:
+        while True:
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+            size += len(json.dumps(page.model_dump(by_alias=True, exclude_none=True, mode="json"),
+                                   separators=(",", ":")).encode())
+            count += len(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                return size, count
+
+
+def stdio(args: list[str], env: dict[str, str]) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT),
+                                 env={**env, "PYTHONPATH": str(ROOT)})
+
+
+async def main(calls: int) -> None:
+    home = Path(tempfile.mkdtemp(prefix="socialpub-bench-"))
+    settings = Settings(home=home, worker_enabled=False, rate_limit_requests=0)
+    rt = Runtime.from_settings(settings)
+    await upgrade(rt.db)
+    async with rt.db.session(write=True) as session:
+        key = (await operator.seed_demo(session, rt.clock.now()))["secret"]
+
+    # in-process, legacy mode
+    async with Client(empty_server(), mode="legacy") as client:
+        floor_mem = await median_call(client, "noop", calls)
+    async with Client(McpApp(rt, key=key).server, mode="legacy") as client:
+        ctx_mem = await median_call(client, "get_context", calls)
+
+    # stdio subprocesses
+    env = {"SOCIALPUB_HOME": str(home), "SOCIALPUB_API_KEY": key, "SOCIALPUB_RATE_LIMIT": "0",
+           "SOCIALPUB_WORKER": "off", "PATH": os.environ.get("PATH", "")}
+    empty = stdio(["-c", "import anyio, sys; sys.path.insert(0, 'bench'); from mcp_overhead import serve_empty; "
+                         "anyio.run(serve_empty)"], env)
+    async with Client(empty, mode="legacy") as client:
+        floor_stdio = await median_call(client, "noop", calls)
+    async with Client(stdio(["-m", "server.cli", "--log-level", "WARNING", "mcp", "--transport", "stdio"], env),
+                      mode="legacy") as client:
+        ctx_stdio = await median_call(client, "get_context", calls)
+
+    default_size, default_count = await list_size(McpApp(rt, key=key))
+    all_size, all_count = await list_size(McpApp(rt, key=key, selection=Selection(
+        toolsets=tuple(t.name for t in TOOLSETS), all_tools=True)))
+    await rt.close()
+
+    print(f"get_context median over {calls} calls (database: SQLite)")
+    print(f"  in-memory (legacy): {ctx_mem * 1e3:7.3f} ms  empty tool {floor_mem * 1e3:7.3f} ms  "
+          f"ratio {ctx_mem / floor_mem:5.1f}x")
+    print(f"  stdio:              {ctx_stdio * 1e3:7.3f} ms  empty tool {floor_stdio * 1e3:7.3f} ms  "
+          f"ratio {ctx_stdio / floor_stdio:5.1f}x")
+    print("tools/list size")
+    print(f"  default toolsets: {default_size:8d} bytes ({default_count} tools)")
+    print(f"  all tools:        {all_size:8d} bytes ({all_count} tools)")
+
+
+async def serve_empty() -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = empty_server()
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=200)
+    anyio.run(main, parser.parse_args().calls)

@@ -1,0 +1,220 @@
+"""The MCP server object: tools, resources and prompts over the shared dispatcher.
+
+Who is calling: on stdio and in-process connections, the one key the server was started with; on SSE and
+streamable HTTP, the key that `server.mcp_server.http.KeyAuth` authenticated for the HTTP request that
+carried the message (the SDK exposes that request as `ctx.request`). Either way every tool call goes
+through `Dispatcher.invoke`, which authenticates the key again, so a revoked key stops working at once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+from sqlalchemy.exc import OperationalError
+
+from schemas.errors import ApiError
+from server.dispatch import Dispatcher, Outcome, new_request_id
+from server.mcp_server import prompts, resources
+from server.mcp_server.keys import KeyUser
+from server.mcp_server.selection import PAGE_SIZE, Selection, SelectionError, page, parse_toolsets
+from server.mcp_server.tools import ToolSpec, render, specs
+from tools.auth import Caller, authenticate
+from tools.runtime import Runtime
+
+log = logging.getLogger("socialpub.mcp")
+
+INSTRUCTIONS = (
+    "socialpub manages social publishing for the brands this API key may act on. Start with get_context "
+    "(authority and brands), then get_brand_context for the brand's voice. Every tool returns the REST API's "
+    "envelope as structured content: {success, data, meta} or {success: false, error: {code, status, message, "
+    "retryable, repair_guidance, next_action, issues}}; follow repair_guidance and next_action on errors. Writes "
+    "that take idempotency_key: send a new key per request and reuse it only to retry. Drafts and preflight "
+    "never publish; a Schedule publishes only when approved by a key with publish:execute. The prompts walk "
+    "the main workflows."
+)
+
+
+def package_version() -> str:
+    try:
+        return version("socialpub")
+    except PackageNotFoundError:  # running from a source tree that was not installed
+        return "0.0.0"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The caller of one MCP message: the key to dispatch with, its resolved authority, what it may see."""
+
+    token: str | None
+    caller: Caller | None
+    client: str
+    selection: Selection
+
+
+def _flag(value: str | None) -> bool:
+    return (value or "").lower() in ("1", "true", "yes", "on")
+
+
+class McpApp:
+    """One MCP server over one runtime. `key` is the fixed key of stdio and in-process connections."""
+
+    def __init__(self, rt: Runtime, dispatcher: Dispatcher | None = None, *, selection: Selection | None = None,
+                 key: str | None = None, page_size: int = PAGE_SIZE) -> None:
+        self.rt = rt
+        self.page_size = page_size
+        self.dispatcher = dispatcher or Dispatcher(rt)
+        self.selection = selection or Selection()
+        self.key = key
+        self._fixed_caller: tuple[Caller | None] | None = None  # resolved once, on first use
+        with warnings.catch_warnings():
+            # logging/setLevel is deprecated from protocol 2026-07-28 but still part of the handshake-era
+            # protocol this server speaks to most clients (docs/decisions.md, "MCP").
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            self.server: Server[Any] = Server(
+                "socialpub", version=package_version(), title="socialpub",
+                description="Multi-brand social publishing for LLM agents.", instructions=INSTRUCTIONS,
+                get_tool_input_schema=self._input_schema,
+                on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+                on_list_resources=self._list_resources, on_list_resource_templates=self._list_templates,
+                on_read_resource=self._read_resource,
+                on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt,
+                on_set_logging_level=self._set_logging_level,
+            )
+
+    # -- identity --------------------------------------------------------------------------------------
+    async def authenticate(self, token: str | None) -> Caller:
+        """The key's authority, or ApiError (401 for a bad key, 503 when the database is unavailable)."""
+        try:
+            async with self.rt.db.session(write=False) as session:
+                return await authenticate(session, token)
+        except OperationalError:
+            raise ApiError("DEPENDENCY_UNAVAILABLE", "The database is busy or unavailable.",
+                           headers={"Retry-After": "1"}) from None
+
+    async def identity(self, ctx: ServerRequestContext[Any, Any]) -> Identity:
+        request = ctx.request
+        if request is None:  # stdio, in-process
+            if self._fixed_caller is None:
+                try:
+                    self._fixed_caller = (await self.authenticate(self.key),)
+                except ApiError as exc:
+                    if exc.code != "UNAUTHORIZED":  # e.g. the database is busy: try again next time
+                        return Identity(self.key, None, "local", self.selection)
+                    log.warning("MCP key not usable (%s): tools are listed unfiltered and every call that needs "
+                                "a key will be refused", exc.code)
+                    self._fixed_caller = (None,)
+            return Identity(self.key, self._fixed_caller[0], "local", self.selection)
+        user = request.scope.get("user")
+        token, caller = (user.secret, user.caller) if isinstance(user, KeyUser) else (None, None)
+        query = request.query_params
+        try:
+            toolsets = parse_toolsets(query["toolsets"]) if "toolsets" in query else None
+        except SelectionError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
+        selection = self.selection.narrowed(toolsets, _flag(query.get("read_only")), _flag(query.get("all_tools")))
+        client = request.client.host if request.client else "unknown"
+        return Identity(token, caller, client, selection)
+
+    def _visible(self, ident: Identity) -> list[ToolSpec]:
+        table = specs()
+        return [table[ep.name] for ep in ident.selection.listed([s.endpoint for s in table.values()], ident.caller)]
+
+    @staticmethod
+    def _input_schema(name: str) -> Mapping[str, Any] | None:
+        spec = specs().get(name)
+        return spec.tool.input_schema if spec else None
+
+    # -- tools -----------------------------------------------------------------------------------------
+    async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
+                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        ident = await self.identity(ctx)
+        try:
+            chunk, cursor = page(self._visible(ident), params.cursor if params else None, self.page_size)
+        except SelectionError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
+        return types.ListToolsResult(tools=[s.tool for s in chunk], next_cursor=cursor)
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any, Any],
+                         params: types.CallToolRequestParams) -> types.CallToolResult:
+        ident = await self.identity(ctx)
+        spec = specs().get(params.name)
+        if spec is None or not ident.selection.exposes(spec.endpoint):
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name!r}. Call tools/list for the tools this "
+                                           "connection offers.")
+        args = params.arguments or {}
+        refused = spec.check(args)
+        if refused is not None:
+            outcome = self.dispatcher.error(refused, new_request_id())
+        else:
+            outcome = await self.dispatcher.invoke(spec.endpoint, args, token=ident.token, client=ident.client)
+        return render(spec.endpoint, outcome)
+
+    # -- resources -------------------------------------------------------------------------------------
+    async def _list_resources(self, ctx: ServerRequestContext[Any, Any],
+                              params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=resources.listing())
+
+    async def _list_templates(self, ctx: ServerRequestContext[Any, Any],
+                              params: types.PaginatedRequestParams | None) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=resources.templates())
+
+    async def _read_resource(self, ctx: ServerRequestContext[Any, Any],
+                             params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        ident = await self.identity(ctx)
+        uri = str(params.uri)
+        found = resources.resolve(uri)
+        if found is None:
+            known = ", ".join(d.uri for d, _ in resources.available())
+            outcome = self.dispatcher.error(ApiError("NOT_FOUND", f"No resource {uri[:200]}; resources: {known}."),
+                                            new_request_id())
+        else:
+            _, ep, path_args = found
+            outcome = await self.dispatcher.invoke(ep, path_args, token=ident.token, client=ident.client)
+        if not outcome.ok:
+            raise resource_error(outcome)
+        data = (outcome.body or {}).get("data")
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uri, mime_type=resources.MIME, text=json.dumps(data, ensure_ascii=False))])
+
+    # -- prompts ---------------------------------------------------------------------------------------
+    async def _list_prompts(self, ctx: ServerRequestContext[Any, Any],
+                            params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[prompts.prompt_model(p) for p in prompts.PROMPTS])
+
+    async def _get_prompt(self, ctx: ServerRequestContext[Any, Any],
+                          params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        p = prompts.BY_NAME.get(params.name)
+        if p is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name!r}; prompts: {', '.join(prompts.BY_NAME)}.")
+        args = params.arguments or {}
+        missing = [a.name for a in p.arguments if a.required and not args.get(a.name)]
+        if missing:
+            raise MCPError(INVALID_PARAMS, f"Prompt {p.name} needs argument {', '.join(missing)}.")
+        ident = await self.identity(ctx)
+        available = {s.name for s in self._visible(ident)}
+        return prompts.render(p, args, available, {name: s.endpoint for name, s in specs().items()})
+
+    # -- logging ---------------------------------------------------------------------------------------
+    async def _set_logging_level(self, ctx: ServerRequestContext[Any, Any],
+                                 params: types.SetLevelRequestParams) -> types.EmptyResult:
+        # Accepted for handshake-era clients; this server sends no log notifications (its logs go to the
+        # operator's stderr), so every level filters the same empty stream.
+        return types.EmptyResult()
+
+
+def resource_error(outcome: Outcome) -> MCPError:
+    """A failed read as an MCP error: `data` is the spec's error object (code, status, request_id, ...)."""
+    error = (outcome.body or {}).get("error", {})
+    code = INTERNAL_ERROR if outcome.status >= 500 else INVALID_PARAMS
+    return MCPError(code, f"{error.get('code')}: {error.get('message')}", data=error)

@@ -1,0 +1,80 @@
+"""MCP resources: read-only views that dispatch a catalogue endpoint and return its `data` as JSON text.
+
+A resource whose endpoint is not in the catalogue is simply not offered. Read errors become MCP errors whose
+`data` is the spec's error object (code, status, request_id, retryable, ...).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from urllib.parse import unquote
+
+import mcp_types as types
+
+from tools import catalogue
+from tools.endpoint import Endpoint
+
+MIME = "application/json"
+
+
+@dataclass(frozen=True)
+class ResourceDef:
+    uri: str  # a URI, or an RFC 6570 level-1 template (`{name}` segments)
+    endpoint: str
+    name: str
+    title: str
+    description: str
+
+    @property
+    def is_template(self) -> bool:
+        return "{" in self.uri
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        parts = re.split(r"({[a-z_]+})", self.uri)
+        regex = "".join(f"(?P<{p[1:-1]}>[^/?#]+)" if p.startswith("{") else re.escape(p) for p in parts)
+        return re.compile(f"^{regex}$")
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        found = self.pattern.match(uri)
+        return {k: unquote(v) for k, v in found.groupdict().items()} if found else None
+
+
+RESOURCES: tuple[ResourceDef, ...] = (
+    ResourceDef("socialpub://platforms/capabilities", "get_platform_capabilities", "platform_capabilities",
+                "Platform capabilities",
+                "The public platform registry: account modes, post types, text and media rules and settings "
+                "fields for every supported platform. Read it before writing *_settings for a draft."),
+    ResourceDef("socialpub://context", "get_context", "agent_context", "Agent context",
+                "This API key's authority: actor, workspace, granted scopes, brand access and the brands it may "
+                "act on, with links."),
+    ResourceDef("socialpub://brands/{brand_id}/context", "get_brand_context", "brand_context", "Brand context",
+                "A brand's voice and identity (description, timezone, colours, fonts, voice profile and strategy, "
+                "default call to action). brand_id comes from socialpub://context."),
+)
+
+
+def available(defs: tuple[ResourceDef, ...] = RESOURCES) -> list[tuple[ResourceDef, Endpoint]]:
+    known = {ep.name: ep for ep in catalogue.endpoints()}
+    return [(d, known[d.endpoint]) for d in defs if d.endpoint in known]
+
+
+def listing() -> list[types.Resource]:
+    return [types.Resource(uri=d.uri, name=d.name, title=d.title, description=d.description, mime_type=MIME)
+            for d, _ in available() if not d.is_template]
+
+
+def templates() -> list[types.ResourceTemplate]:
+    return [types.ResourceTemplate(uri_template=d.uri, name=d.name, title=d.title, description=d.description,
+                                   mime_type=MIME)
+            for d, _ in available() if d.is_template]
+
+
+def resolve(uri: str) -> tuple[ResourceDef, Endpoint, dict[str, str]] | None:
+    for d, ep in available():
+        params = d.match(uri)
+        if params is not None:
+            return d, ep, params
+    return None
