@@ -90,7 +90,7 @@ CODES: dict[str, ErrorCode] = {
 }
 
 
-class Issue(BaseModel):
+class ErrorIssue(BaseModel):
     """One field-level problem. Validation issues use code, field_path and message; preflight adds the rest."""
 
     model_config = ConfigDict(extra="allow")
@@ -181,7 +181,7 @@ class ErrorBody(BaseModel):
     status: int
     retryable: bool
     request_id: str
-    issues: list[Issue] | None = None
+    issues: list[ErrorIssue] | None = None
     repair_guidance: str | None = None
     next_action: str | None = None
     details: dict[str, Any] | None = None

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from schemas.envelope import Link
 from schemas.platform_settings import SETTINGS_MODELS, Settings
 from schemas.platforms import BY_KEY
 
@@ -180,15 +181,12 @@ class Issue(_Out):
     platform: str | None
     repair_action: RepairAction
     repair_options: list[RepairOption] | None = Field(
-        None, description="On aspect-ratio and dimension blockers only: deterministic transforms (or why none "
+        None, exclude_if=lambda v: v is None, description="On aspect-ratio and dimension blockers only: deterministic transforms (or why none "
                           "is safe).")
 
     def to_dict(self) -> dict[str, Any]:
         """The API shape: `repair_options` appears only where the issue has them."""
-        data = self.model_dump(mode="json")
-        if self.repair_options is None:
-            data.pop("repair_options")
-        return data
+        return self.model_dump(mode="json")
 
 
 class TargetReport(_Out):
@@ -213,3 +211,58 @@ class EngineResult(_Out):
     blockers: list[Issue]
     warnings: list[Issue]
     next_actions: list[str]
+
+
+# --- the endpoint's request and result ------------------------------------------------------------------
+
+class PreflightContentRef(_Out):
+    id: str
+    brand_id: str
+    updated_at: str
+
+
+class PreflightRequestEcho(_Out):
+    integration_ids: list[str]
+    scheduled_at: str | None = Field(description="Normalised to UTC with milliseconds; null when absent or "
+                                                  "malformed (a malformed time is a blocker).")
+    approval_status: ApprovalStatus | None
+
+
+class PreflightPolicy(_Out):
+    scheduling_allowed: bool
+
+
+class PreflightTarget(_Out):
+    integration_id: str
+    platform: str | None
+    display_name: str | None
+    connection_status: str
+    post_type: str | None
+    can_schedule: bool
+    issues: list[Issue]
+    blockers: list[Issue]
+    warnings: list[Issue]
+
+
+class PreflightLinks(_Out):
+    self: Link
+    targets: Link
+    create_schedule: Link | None = Field(None, exclude_if=lambda v: v is None,
+                                        description="Only when can_schedule; its required scopes follow the "
+                                                    "requested approval (approved also needs publish:execute).")
+
+
+class PreflightResult(_Out):
+    validation_version: str
+    fingerprint: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    content_item: PreflightContentRef
+    request: PreflightRequestEcho
+    policy: PreflightPolicy
+    can_schedule: bool
+    target_count: int
+    targets: list[PreflightTarget]
+    issues: list[Issue]
+    blockers: list[Issue]
+    warnings: list[Issue]
+    next_actions: list[str]
+    links: PreflightLinks

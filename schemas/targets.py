@@ -32,7 +32,7 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class RepairAction(_Out):
+class TargetRepairAction(_Out):
     id: str = Field(description="Stable identifier of this action for this target, e.g. `reconnect_integration:int_...`.")
     action: str = Field(description="Machine-readable action, e.g. `reconnect_integration`, `connect_integration`.")
     label: str
@@ -49,7 +49,7 @@ class TargetIssue(_Out):
     message: str
     integration_id: str | None
     platform: str | None
-    repair_action: RepairAction
+    repair_action: TargetRepairAction
 
 
 class TargetCapabilities(_Out):
@@ -90,7 +90,7 @@ class Target(_Out):
     schedulable: bool = Field(description="True when a Schedule may target this account now.")
     capabilities: TargetCapabilities
     blockers: Annotated[list[TargetIssue], Field(max_length=MAX_BLOCKERS)]
-    repair_actions: Annotated[list[RepairAction], Field(max_length=MAX_REPAIR_ACTIONS)]
+    repair_actions: Annotated[list[TargetRepairAction], Field(max_length=MAX_REPAIR_ACTIONS)]
     links: TargetLinks
 
 

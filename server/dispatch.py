@@ -170,7 +170,7 @@ class Dispatcher:
 
         if ep.public:
             self._rate_limit(f"ip:{client}")
-        async with rt.db.session(write=not ep.read_only) as session:
+        async with rt.db.session(write=not ep.changes_nothing) as session:
             caller: Caller | None = None
             if not ep.public:
                 caller = await authenticate(session, token)

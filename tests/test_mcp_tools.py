@@ -34,9 +34,10 @@ def test_every_endpoint_is_one_tool_derived_from_its_declaration(ep) -> None:
     assert ep.summary in tool.description and (ep.guidance or "") in tool.description
     assert ("Public" in tool.description) if ep.public else any(s in tool.description for s in ep.scopes) or ep.any_key
     a = tool.annotations
-    assert a.read_only_hint is (ep.method == "GET")
-    assert a.destructive_hint is (ep.method != "GET" and (ep.destructive or ep.method == "DELETE"))
-    assert a.idempotent_hint is (ep.method in ("GET", "PUT", "DELETE") or ep.idempotency == "required")
+    # GET and write-free POSTs (preflight) change nothing: read-only, idempotent, never destructive
+    assert a.read_only_hint is (ep.method == "GET" or ep.write_free)
+    assert a.destructive_hint is (not a.read_only_hint and (ep.destructive or ep.method == "DELETE"))
+    assert a.idempotent_hint is (a.read_only_hint or ep.method in ("PUT", "DELETE") or ep.idempotency == "required")
     assert a.open_world_hint is ep.open_world
     assert a.title
     assert tool.meta["socialpub/endpoint"] == f"{ep.method} {ep.path}"
@@ -101,7 +102,9 @@ async def test_default_toolsets_and_read_only(world, monkeypatch) -> None:
                                                                   read_only=True)) as client:
         names = {t.name for t in (await all_tools(client))[0]}
         assert "create_probe" not in names and "get_brand" in names
-        assert all(catalogue.by_name()[n].method == "GET" for n in names)
+        # read-only mode offers GET tools and write-free ones (preflight), nothing that changes state
+        assert all(catalogue.by_name()[n].changes_nothing for n in names)
+        assert {n for n in names if catalogue.by_name()[n].method != "GET"} <= {"preflight_content"}
         before = await env.row_counts()
         with pytest.raises(MCPError) as info:
             await client.call_tool("create_probe", {"name": "x", "idempotency_key": "k"})

@@ -64,6 +64,8 @@ class Endpoint:
     idempotency: Literal["none", "optional", "required"] = "none"
     status: int = 200  # status of a first success (201 on creates)
     destructive: bool = False
+    # A POST that changes nothing (preflight): runs in a read transaction and is read-only to MCP clients.
+    write_free: bool = False
     open_world: bool = False  # reaches a social network (directly or by what it schedules)
     list_shape: Literal["data", "older"] = "data"
     variant: str | None = None  # "older": the older shape of a route that has two; selected by ?variant=older
@@ -77,6 +79,10 @@ class Endpoint:
     @property
     def read_only(self) -> bool:
         return self.method == "GET"
+
+    @property
+    def changes_nothing(self) -> bool:
+        return self.read_only or self.write_free
 
     @property
     def route_key(self) -> tuple[str, str, str | None]:

@@ -63,7 +63,7 @@ class Selection:
     allowed: tuple[str, ...] | None = None
 
     def exposes(self, ep: Endpoint) -> bool:
-        return ep.toolset in self.toolsets and (ep.read_only or not self.read_only)
+        return ep.toolset in self.toolsets and (ep.changes_nothing or not self.read_only)
 
     def listed(self, endpoints: Sequence[Endpoint], caller: Caller | None) -> list[Endpoint]:
         out = [ep for ep in endpoints if self.exposes(ep)]

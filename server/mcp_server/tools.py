@@ -82,18 +82,17 @@ def description(ep: Endpoint) -> str:
 
 
 def idempotent(ep: Endpoint) -> bool:
-    """Repeating the same arguments has no further effect: reads, PUT/DELETE, and routes that require a key.
-
-    A route whose key is optional is not: without a key, calling twice acts twice.
+    """Repeating the same arguments has no further effect: reads and write-free checks, PUT/DELETE, and routes
+    that require a key. A route whose key is optional is not: without a key, calling twice acts twice.
     """
-    return ep.method in ("GET", "PUT", "DELETE") or ep.idempotency == "required"
+    return ep.changes_nothing or ep.method in ("PUT", "DELETE") or ep.idempotency == "required"
 
 
 def annotations(ep: Endpoint) -> types.ToolAnnotations:
     return types.ToolAnnotations(
         title=title(ep),
-        read_only_hint=ep.read_only,
-        destructive_hint=not ep.read_only and (ep.destructive or ep.method == "DELETE"),
+        read_only_hint=ep.changes_nothing,
+        destructive_hint=not ep.changes_nothing and (ep.destructive or ep.method == "DELETE"),
         idempotent_hint=idempotent(ep),
         open_world_hint=ep.open_world,
     )
