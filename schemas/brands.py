@@ -32,9 +32,8 @@ class ApiKeyInfo(_Out):
 
 class ContextBrandLinks(_Out):
     targets: Link
-    # TODO(integration): required once media and content endpoints have landed.
-    media_imports: Link | None = None
-    content_items: Link | None = None
+    media_imports: Link
+    content_items: Link
 
 
 class ContextBrand(_Out):
@@ -94,7 +93,7 @@ class LinkInBio(_Out):
 
 class BrandContextLinks(_Out):
     self: Link
-    labels: Link | None = None
+    labels: Link
     targets: Link
 
 

@@ -331,9 +331,8 @@ class PreflightNextAction(_Out):
 
 
 class CreateLinks(_Out):
-    # TODO(integration): required once list_targets and preflight_content have landed on main.
-    targets: Link = only_when_set("list_targets (integrations:read).")
-    preflight: Link = only_when_set("preflight_content (POST, schedule:write).")
+    targets: Link = Field(description="list_targets (integrations:read).")
+    preflight: Link = Field(description="preflight_content (POST, schedule:write).")
 
 
 class CreatedContentItem(_Out):
@@ -346,7 +345,7 @@ class CreatedContentItem(_Out):
 
 class ContentItemLinks(_Out):
     self: Link
-    targets: Link = only_when_set("list_targets (integrations:read).")
+    targets: Link = Field(description="list_targets (integrations:read).")
     preflight: Link = only_when_set("preflight_content; only when the item has intended integration IDs.")
 
 
@@ -453,9 +452,8 @@ class PreflightAction(_Out):
 
 class TikTokPrivacyLinks(_Out):
     self: Link
-    # TODO(integration): required once preflight_content and the dynamic-options route have landed on main.
-    preflight: Link = only_when_set("preflight_content (POST, schedule:write).")
-    dynamic_options: Link = only_when_set("The target's live privacy options (integrations:read).")
+    preflight: Link = Field(description="preflight_content (POST, schedule:write).")
+    dynamic_options: Link = Field(description="The target's live privacy options (integrations:read).")
 
 
 class TikTokPrivacyResult(_Out):

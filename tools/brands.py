@@ -12,7 +12,6 @@ from schemas.requests import PathParam, QueryParam, RequestModel
 from schemas.scopes import disclosed
 from schemas.time import iso
 from storage.tables.brands import Brand
-from tools import catalogue
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
 
@@ -33,10 +32,6 @@ class ListBrandsRequest(RequestModel):
     limit: OlderLimit = 50
 
 
-def _optional_link(name: str, **params: str) -> dict | None:
-    return link(name, **params) if name in catalogue.by_name() else None
-
-
 async def get_context(call: Call, req: GetContextRequest) -> out.AgentContext:
     caller = call.caller
     assert caller is not None
@@ -46,10 +41,10 @@ async def get_context(call: Call, req: GetContextRequest) -> out.AgentContext:
     rows = (await call.session.exec(query.order_by(Brand.created_at, Brand.id).limit(500))).all()
     brands = []
     for brand_id, name in rows:
-        links = {"targets": link("list_targets", brand_id=brand_id),
-                 "media_imports": _optional_link("import_media", brand_id=brand_id),
-                 "content_items": _optional_link("create_content_item", brand_id=brand_id)}
-        brands.append({"id": brand_id, "name": name, "links": {k: v for k, v in links.items() if v}})
+        brands.append({"id": brand_id, "name": name, "links": {
+            "targets": link("list_targets", brand_id=brand_id),
+            "media_imports": link("import_media", brand_id=brand_id),
+            "content_items": link("create_content_item", brand_id=brand_id)}})
     return out.AgentContext.model_validate({
         "actor": {"user_id": caller.user_id},
         "workspace": {"id": caller.workspace_id, "name": caller.workspace_name},
@@ -60,15 +55,14 @@ async def get_context(call: Call, req: GetContextRequest) -> out.AgentContext:
             "brand_ids": sorted(caller.brand_ids) if caller.brand_ids is not None else [],
         },
         "brands": brands,
-        "links": {"platform_capabilities": _optional_link("get_platform_capabilities")
-                  or {"href": "/v1/platforms/capabilities", "required_scopes": []}},
+        "links": {"platform_capabilities": link("get_platform_capabilities")},
     })
 
 
 def brand_context(brand: Brand, public_base: str | None = None) -> dict:
     published = brand.link_in_bio_status == "published" and brand.link_in_bio_handle
     links = {"self": link("get_brand_context", brand_id=brand.id),
-             "labels": _optional_link("list_labels", brand_id=brand.id),
+             "labels": link("list_labels", brand_id=brand.id),
              "targets": link("list_targets", brand_id=brand.id)}
     return {
         "brand": {"id": brand.id, "name": brand.name, "description": brand.description, "website": brand.website,
@@ -87,7 +81,7 @@ def brand_context(brand: Brand, public_base: str | None = None) -> dict:
             "url": f"{(public_base or '').rstrip('/')}/@{brand.link_in_bio_handle}" if published else None,
             "published_at": iso(brand.link_in_bio_published_at),
         },
-        "links": {k: v for k, v in links.items() if v},
+        "links": links,
     }
 
 

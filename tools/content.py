@@ -19,7 +19,6 @@ from schemas.paging import OlderLimit, Page, SortDir
 from schemas.requests import QueryParam, RequestModel
 from storage.tables.content import ContentItem, ContentItemLabel
 from storage.tables.integrations import Integration
-from tools import catalogue
 from tools.content_rules import (
     Draft,
     check,
@@ -35,18 +34,13 @@ from tools.content_usage import require_unused
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
 
-# Endpoints of other areas this one links to. TODO(integration): check these names against the merged catalogue.
+# Endpoints of other areas this one links to.
 LIST_TARGETS = "list_targets"
 PREFLIGHT = "preflight_content"
 DYNAMIC_OPTIONS = "get_target_dynamic_options"
 
 LIST_MAX = 50
 LIST_DEFAULT = 20
-
-
-def optional_link(name: str, **params: str) -> dict[str, Any] | None:
-    """A link to an endpoint of an area that may not have landed yet (absent until it does)."""
-    return link(name, **params) if name in catalogue.by_name() else None
 
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
@@ -76,8 +70,8 @@ async def create_content_item(call: Call, req: Any) -> dict[str, Any]:
     return {
         "content_item": released(item, draft.label_ids), "outcome": "created", "intended_integration_ids": ids,
         "next_actions": [{"action": "preflight_content", "integration_ids": ids}],
-        "links": _drop_none({"targets": optional_link(LIST_TARGETS, brand_id=item.brand_id),
-                             "preflight": optional_link(PREFLIGHT, brand_id=item.brand_id,
+        "links": _drop_none({"targets": link(LIST_TARGETS, brand_id=item.brand_id),
+                             "preflight": link(PREFLIGHT, brand_id=item.brand_id,
                                                         content_item_id=item.id)}),
     }
 
@@ -93,9 +87,9 @@ async def get_content_item(call: Call, req: sc.ContentItemPath) -> dict[str, Any
     item = await load_item(call.session, call.brand_id, req.content_item_id)
     labels = (await label_ids_of(call.session, [item.id]))[item.id]
     links = {"self": link("get_content_item", brand_id=item.brand_id, content_item_id=item.id),
-             "targets": optional_link(LIST_TARGETS, brand_id=item.brand_id)}
+             "targets": link(LIST_TARGETS, brand_id=item.brand_id)}
     if item.intended_integration_ids:
-        links["preflight"] = optional_link(PREFLIGHT, brand_id=item.brand_id, content_item_id=item.id)
+        links["preflight"] = link(PREFLIGHT, brand_id=item.brand_id, content_item_id=item.id)
     return {"content_item": released(item, labels), "links": _drop_none(links)}
 
 
@@ -279,8 +273,8 @@ async def update_tiktok_privacy(call: Call, req: sc.UpdateTikTokPrivacyRequest) 
         "privacy_level": req.privacy_level, "outcome": outcome, "next_action": {"action": "preflight_content"},
         "links": _drop_none({
             "self": link("update_tiktok_privacy", content_item_id=item.id, **ids),
-            "preflight": optional_link(PREFLIGHT, content_item_id=item.id, **ids),
-            "dynamic_options": optional_link(DYNAMIC_OPTIONS, integration_id=integration.id, **ids),
+            "preflight": link(PREFLIGHT, content_item_id=item.id, **ids),
+            "dynamic_options": link(DYNAMIC_OPTIONS, integration_id=integration.id, **ids),
         }),
     }
 

@@ -1,5 +1,4 @@
-"""Fixtures of the content area's tests: a brand with ready, processing and failed media, labels, and
-stand-ins for the endpoints other areas build (links to them are asserted here)."""
+"""Fixtures of the content area's tests: a brand with ready, processing and failed media, and labels."""
 
 from __future__ import annotations
 
@@ -13,31 +12,6 @@ from schemas.ids import new_id
 from storage.tables.library import Label
 from storage.tables.media import Media
 from tools import catalogue, content_usage
-from tools.endpoint import Endpoint
-
-# TODO(integration): remove these stand-ins once list_targets (targets area), preflight_content (preflight
-# area) and get_target_dynamic_options (targets area) are in the catalogue; the tests then use the real ones.
-STAND_INS = {
-    "list_targets": ("GET", "/v1/brands/{brand_id}/targets", ("integrations:read",)),
-    "preflight_content": ("POST", "/v1/brands/{brand_id}/content-items/{content_item_id}/preflight",
-                          ("schedule:write",)),
-    "get_target_dynamic_options": ("GET", "/v1/brands/{brand_id}/targets/{integration_id}/dynamic-options",
-                                   ("integrations:read",)),
-}
-
-
-async def _never(call: Any, req: Any) -> None:  # pragma: no cover
-    raise AssertionError("stand-in endpoint called")
-
-
-@pytest.fixture(autouse=True)
-def link_stand_ins(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = catalogue.by_name()
-    extra = {name: Endpoint(name=name, method=m, path=p, scopes=s, toolset="targets", handler=_never,
-                            summary="Test-only stand-in for another area's endpoint.")
-             for name, (m, p, s) in STAND_INS.items() if name not in real}
-    if extra:
-        monkeypatch.setattr(catalogue, "by_name", lambda: {**real, **extra})
 
 
 @pytest.fixture
