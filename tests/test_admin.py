@@ -348,3 +348,16 @@ async def test_status_shape_of_a_new_prospect(s) -> None:
     }
     assert set(data["links"]) == {"status", "update", "website_scan", "content_pipeline", "sample_pack",
                                   "claim_link"}
+
+
+async def test_rest_and_mcp_give_the_same_bodies(s) -> None:
+    env = s.env
+    bid = (await create_prospect(env, s.admin, "Parity"))["id"]
+    rest = (await env.rest.get(path("get_prospect_status", bid), headers=env.auth(s.admin))).json()
+    direct = await env.call("get_prospect_status", s.admin, brand_id=bid)
+    assert direct.status == 200 and direct.body["data"] == rest["data"]
+    rest = (await patch(env, s.admin, bid, {"config": {"timezone": "Nowhere/Town"}})).json()["error"]
+    direct = await env.call("update_prospect_brand", s.admin, brand_id=bid, config={"timezone": "Nowhere/Town"})
+    assert direct.status == 400
+    assert {k: v for k, v in direct.body["error"].items() if k != "request_id"} == {
+        k: v for k, v in rest.items() if k != "request_id"}

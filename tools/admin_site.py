@@ -101,6 +101,7 @@ class _Parser(HTMLParser):
         self.page = Page(base_url=base_url)
         self._base_set = False
         self._stack: list[str] = []
+        self._skip = 0  # open elements of _SKIP_TEXT on the stack
         self._title: list[str] = []
         self._heading: list[str] | None = None
         self._text: list[str] = []
@@ -118,8 +119,17 @@ class _Parser(HTMLParser):
             self._css.append(text[:room])
             self._css_len += min(len(text), room)
 
-    def _skipping(self) -> bool:
-        return any(tag in _SKIP_TEXT for tag in self._stack)
+    def _push(self, tag: str) -> None:
+        self._stack.append(tag)
+        self._skip += tag in _SKIP_TEXT
+        if len(self._stack) > 200:  # unclosed tags of a broken page: forget the oldest
+            dropped, self._stack = self._stack[:100], self._stack[100:]
+            self._skip -= sum(t in _SKIP_TEXT for t in dropped)
+
+    def _pop(self) -> str:
+        tag = self._stack.pop()
+        self._skip -= tag in _SKIP_TEXT
+        return tag
 
     # -- events
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -128,6 +138,7 @@ class _Parser(HTMLParser):
             self._add_css(a["style"])
         if tag == "body" and "head" in self._stack:  # </head> may be omitted
             self._stack = [t for t in self._stack if t != "head"]
+            self._skip = sum(t in _SKIP_TEXT for t in self._stack)
         if tag == "base" and not self._base_set and a.get("href"):
             url = self._absolute(a["href"])
             if url:
@@ -149,14 +160,12 @@ class _Parser(HTMLParser):
         if tag in ("h1", "h2") and self._heading is None:
             self._heading = []
         if tag not in _VOID:
-            self._stack.append(tag)
-            if len(self._stack) > 200:  # unclosed tags of a broken page: forget the oldest
-                del self._stack[:100]
+            self._push(tag)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.handle_starttag(tag, attrs)
         if tag not in _VOID and self._stack and self._stack[-1] == tag:
-            self._stack.pop()
+            self._pop()
 
     def handle_endtag(self, tag: str) -> None:
         if tag in ("h1", "h2") and self._heading is not None:
@@ -166,7 +175,7 @@ class _Parser(HTMLParser):
             self._heading = None
         if tag in self._stack:
             while self._stack:
-                if self._stack.pop() == tag:
+                if self._pop() == tag:
                     break
 
     def handle_data(self, data: str) -> None:
@@ -179,7 +188,7 @@ class _Parser(HTMLParser):
             for block in _BLOCK.findall(data):
                 self._add_css(block)
             return
-        if self._skipping():
+        if self._skip:
             return
         if self._heading is not None:
             self._heading.append(data)
