@@ -298,7 +298,7 @@ async def _not_ready_reason(call: Call, prospect: AdminProspect, checks: list[ad
         return "No samples yet: the content pipeline is running; read this again when get_prospect_status says " \
                "it finished."
     if run is not None and run.status == "failed":
-        return f"No samples: the last pipeline run failed ({run.error_message}) "
+        return f"No samples: the last pipeline run failed: {run.error_message}"
     scan = await admin_scan.latest_scan(call.session, brand)
     if scan is None:
         return "No samples yet: scan the brand's website (start_website_scan), then start the content pipeline."
@@ -319,7 +319,7 @@ async def get_marketing_sample_pack(call: Call, req: SamplePackRequest) -> dict[
     ready = len(usable) >= req.limit
     reason = (f"{req.limit} usable samples with captions and downloadable media are ready." if ready
               else await _not_ready_reason(call, prospect, checks, req.limit))
-    return {"ready": ready, "reason": reason.strip(), "limit": req.limit,
+    return {"ready": ready, "reason": reason, "limit": req.limit,
             "brand": {"id": brand.id, "name": brand.name, "website": brand.website},
             "samples": usable[: req.limit],
             "links": {"status": link("get_prospect_status", brand_id=brand.id),
