@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 from sqlmodel import select
 
+from schemas.ids import new_id
 from storage.tables.jobs import Job
+from storage.tables.media import Media
 from tests.admin_support import (
     BEANS,
     CAFE,
@@ -24,6 +26,7 @@ from tests.admin_support import (
     until_quiet,
 )
 from tests.media_support import FileServer, Reply, local
+from tools.media_items import new_asset_id
 
 pytestmark = pytest.mark.anyio
 
@@ -325,3 +328,50 @@ async def test_scan_jobs_are_bounded(setup) -> None:
     async with s.env.db.session(write=False) as session:
         jobs = (await session.exec(select(Job))).all()
     assert [(j.kind, j.max_attempts) for j in jobs] == [("admin.website_scan", 3)]
+
+
+async def test_page_images_on_private_addresses_are_never_fetched(setup) -> None:
+    s = setup
+    bid = (await create_prospect(s.env, s.admin))["id"]
+    page = ("<html><head><title>Sneaky</title><meta property='og:image' content='http://private.example/logo.png'>"
+            "</head><body><img src='http://169.254.169.254/latest/meta-data/x.png'>"
+            f"<img src='{s.server.url('/img/cafe.png', host='127.0.0.1')}'></body></html>")
+    s.server.routes["/"] = Reply(body=page.encode(), headers={"Content-Type": "text/html"})
+    s.server.routes["/img/cafe.png"] = png(CAFE)
+    await start_scan(s, bid, {"website_url": s.site})
+    await until_quiet(s.env)
+    scan = await read(s, "get_website_scan", bid)
+    by_name = {st["name"]: st for st in scan["steps"]}
+    assert by_name["import_logo"]["status"] == "failed"
+    assert by_name["import_logo"]["error"]["code"] == "URL_HOST_NOT_ALLOWED"
+    assert by_name["import_images"]["status"] == "failed"
+    assert by_name["import_images"]["error"]["code"] == "URL_HOST_NOT_ALLOWED"
+    assert scan["found"]["media_ids"] == [] and scan["status"] == "failed"
+    assert s.server.hits == ["/"]  # only the page itself (the loopback image was refused by its address)
+    media = await s.env.rest.get(f"/v1/brands/{bid}/media", headers=s.env.auth(s.admin))
+    assert media.json()["data"]["items"] == []
+
+
+async def test_imports_respect_the_plans_media_cap(env_factory, monkeypatch, server) -> None:
+    install_dns(monkeypatch)
+    async with env_factory(fetch_allow_hosts=(SITE_HOST,)) as env:
+        ws = await env.workspace(plan_id="free")  # 50 media items per brand
+        admin = await env.key(ws, role="admin")
+        serve_site(server)
+        bid = (await create_prospect(env, admin))["id"]
+        async with env.db.session(write=True) as session:
+            now = env.clock.now()
+            for i in range(49):
+                session.add(Media(id=new_id("med"), workspace_id=ws.id, brand_id=bid, file_name=f"{i}.png",
+                                  content_type="image/png", status="completed", source="upload", size=10,
+                                  asset_id=new_asset_id(), label_ids=[], created_at=now, updated_at=now))
+        resp = await env.rest.post(path("start_website_scan", bid), json={"website_url": server.url("/", SITE_HOST)},
+                                   headers=env.auth(admin))
+        assert resp.status_code == 201
+        await until_quiet(env)
+        scan = (await env.rest.get(path("get_website_scan", bid), headers=env.auth(admin))).json()["data"]
+        by_name = {st["name"]: st for st in scan["steps"]}
+        assert by_name["import_logo"]["status"] == "completed"  # the 50th item
+        assert by_name["import_images"]["status"] == "failed"
+        assert by_name["import_images"]["error"]["code"] == "PLAN_LIMIT_REACHED"
+        assert "/img/cafe.png" not in server.hits
