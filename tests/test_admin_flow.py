@@ -114,10 +114,14 @@ async def test_full_flow_to_a_ready_sample_pack(setup) -> None:
     assert status["automation"]["completed_media"] == 3
 
     # the content pipeline: queued once, a second request returns the same run
-    resp = await env.rest.post(path("start_content_pipeline", bid), json={}, headers=env.auth(s.admin))
+    keyed = env.auth(s.admin, Idempotency_Key="pipe-1")
+    resp = await env.rest.post(path("start_content_pipeline", bid), json={}, headers=keyed)
     assert resp.status_code == 201, resp.json()
     first = resp.json()["data"]
     assert first["queued"] is True and first["run"]["status"] == "queued"
+    replay = await env.rest.post(path("start_content_pipeline", bid), json={}, headers=keyed)
+    assert replay.status_code == 200 and replay.headers["idempotency-replayed"] == "true"
+    assert replay.json()["data"] == first
     again = await env.rest.post(path("start_content_pipeline", bid), json={}, headers=env.auth(s.admin))
     assert again.status_code == 200 and again.json()["data"]["queued"] is False
     assert again.json()["data"]["run"]["id"] == first["run"]["id"]
