@@ -28,6 +28,7 @@ from schemas.platform_settings import (
 )
 from schemas.platforms import MAIN_SETTINGS_KEYS, PLATFORM_KEYS, PLATFORMS, SETTINGS_KEYS
 from schemas.requests import PathParam, RequestModel
+from schemas.validators import canonical_ids, unique_items
 
 NAME_MAX = 500
 LABEL_IDS_MAX = 50  # the Limits table's "label_ids (older) max 50"; applied to both shapes
@@ -61,24 +62,8 @@ def no_default(description: str | None = None) -> Any:
 
 # -- field types -------------------------------------------------------------------------------------------
 
-def _canonical_ids(values: list[str]) -> list[str]:
-    """Unique and ascending: the one canonical order, so two requests for the same set are the same bytes."""
-    seen: set[str] = set()
-    for i, v in enumerate(values):
-        if v in seen:
-            raise PydanticCustomError("duplicate_item", "item {index} repeats an earlier ID; send each ID once",
-                                      {"index": i, "issue_code": "DUPLICATE"})
-        seen.add(v)
-    for i in range(1, len(values)):
-        if values[i] < values[i - 1]:
-            raise PydanticCustomError(
-                "not_ascending", "IDs must be sorted ascending; item {index} sorts before the item ahead of it",
-                {"index": i, "issue_code": "NOT_ASCENDING"})
-    return values
-
-
 def id_set(max_items: int, description: str) -> Any:
-    return Annotated[list[Id], Field(max_length=max_items, description=description), AfterValidator(_canonical_ids)]
+    return Annotated[list[Id], Field(max_length=max_items, description=description), AfterValidator(canonical_ids)]
 
 
 def trimmed(limit: int, description: str) -> Any:
@@ -105,16 +90,6 @@ def _hashtag(value: str) -> str:
         raise PydanticCustomError("invalid_hashtag", "a hashtag is one word: no spaces and no #",
                                   {"issue_code": "INVALID_FORMAT"})
     return value
-
-
-def unique_items(values: list[Any]) -> list[Any]:
-    seen: set[Any] = set()
-    for i, v in enumerate(values):
-        if v in seen:
-            raise PydanticCustomError("duplicate_item", "item {index} repeats an earlier item",
-                                      {"index": i, "issue_code": "DUPLICATE"})
-        seen.add(v)
-    return values
 
 
 Hashtags = Annotated[

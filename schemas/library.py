@@ -6,8 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from schemas.content import LABEL_IDS_MAX, BrandId, StrictBody, id_set, no_default, trimmed, unique_items
+from schemas.content import LABEL_IDS_MAX, BrandId, StrictBody, id_set, no_default, trimmed
 from schemas.requests import PathParam
+from schemas.validators import unique_items
 
 LABEL_NAME_MAX = 100
 LABEL_COLOR_MAX = 20

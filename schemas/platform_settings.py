@@ -9,24 +9,14 @@ Capabilities derive each platform's settings fields from these models.
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
-from pydantic_core import PydanticCustomError
 
 from schemas.ids import Id
 from schemas.platforms import BY_KEY
-
-
-def _unique(values: list[Any]) -> list[Any]:
-    seen: set[Any] = set()
-    for i, v in enumerate(values):
-        if v in seen:
-            raise PydanticCustomError("duplicate_item", "item {index} repeats an earlier item",
-                                      {"index": i, "issue_code": "DUPLICATE"})
-        seen.add(v)
-    return values
+from schemas.validators import unique_items
 
 
 def media_list(max_items: int, description: str = "Media IDs in posting order.") -> Any:
-    return Annotated[list[Id], Field(max_length=max_items, description=description), AfterValidator(_unique)]
+    return Annotated[list[Id], Field(max_length=max_items, description=description), AfterValidator(unique_items)]
 
 
 def post_types(platform: str) -> Any:
@@ -37,7 +27,7 @@ def post_types(platform: str) -> Any:
 AltText = Annotated[dict[Id, Annotated[str, Field(max_length=2000)]],
                     Field(max_length=24, description="Alt text keyed by a media ID of the same media_ids.")]
 Tags = Annotated[list[Annotated[str, Field(min_length=1, max_length=100)]], Field(max_length=50),
-                 AfterValidator(_unique)]
+                 AfterValidator(unique_items)]
 Url = Annotated[str, Field(min_length=1, max_length=2000, pattern=r"^https?://\S+$")]
 
 
@@ -51,7 +41,7 @@ class InstagramSettings(Settings):
     trial_reel: bool | None = None
     graduation_strategy: Literal["MANUAL", "SS_PERFORMANCE"] | None = None
     collaborators: Annotated[list[Annotated[str, Field(min_length=1, max_length=30)]], Field(max_length=3),
-                             AfterValidator(_unique)] = []
+                             AfterValidator(unique_items)] = []
 
 
 class TikTokSettings(Settings):
@@ -63,7 +53,7 @@ class TikTokSettings(Settings):
     is_aigc: bool = False
     is_commercial_content: bool = False
     commercial_types: Annotated[list[Literal["YOUR_BRAND", "BRANDED_CONTENT"]], Field(max_length=2),
-                                AfterValidator(_unique)] = Field(
+                                AfterValidator(unique_items)] = Field(
         [], description="Required (non-empty) when is_commercial_content is true.")
     allow_comment: bool = False
     allow_duet: bool = False

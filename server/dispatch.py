@@ -21,7 +21,7 @@ from sqlmodel import select
 
 from schemas.errors import ApiError, issue
 from schemas.ids import new_id
-from server.ratelimit import RateLimiter
+from server.ratelimit import RateLimiter, retry_after
 from storage.tables.brands import Brand
 from storage.tables.idempotency import IdempotencyRecord
 from tools.auth import Caller, authenticate
@@ -275,7 +275,7 @@ class Dispatcher:
     def _rate_limit(self, bucket: str) -> None:
         wait = self.rate_limiter.check(bucket)
         if wait is not None:
-            seconds = max(1, int(wait + 0.999))
+            seconds = retry_after(wait)
             raise ApiError("RATE_LIMITED", f"Rate limit reached; retry in {seconds} s.",
                            headers={"Retry-After": str(seconds)}, details={"retry_after_seconds": seconds})
 

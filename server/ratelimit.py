@@ -5,7 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from starlette.responses import Response
+
 _MAX_BUCKETS = 100_000  # bound memory: idle buckets are dropped first
+
+
+def retry_after(wait: float) -> int:
+    """Whole seconds for a Retry-After header: never 0, never early."""
+    return max(1, int(wait + 0.999))
 
 
 class RateLimiter:
@@ -29,6 +36,14 @@ class RateLimiter:
             self._prune(now)
         self._buckets[bucket] = (tokens - 1.0, now)
         return None
+
+    def refusal(self, bucket: str) -> Response | None:
+        """For public (keyless) pages: a plain 429 with Retry-After when `bucket` is over budget, else None."""
+        wait = self.check(bucket)
+        if wait is None:
+            return None
+        return Response("Too many requests.", status_code=429, media_type="text/plain",
+                        headers={"Retry-After": str(retry_after(wait))})
 
     def _prune(self, now: float) -> None:
         full_after = self.capacity / self.rate if self.rate else 0

@@ -11,6 +11,7 @@ from schemas.paging import OlderLimit, Page
 from schemas.requests import PathParam, QueryParam, RequestModel
 from schemas.scopes import disclosed
 from schemas.time import iso
+from storage.pagination import older_page
 from storage.tables.brands import Brand
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
@@ -106,11 +107,8 @@ async def list_brands(call: Call, req: ListBrandsRequest) -> Reply:
     query = select(Brand).where(Brand.workspace_id == caller.workspace_id)
     if caller.brand_ids is not None:
         query = query.where(Brand.id.in_(sorted(caller.brand_ids)))
-    rows = (await call.session.exec(
-        query.order_by(Brand.created_at, Brand.id).offset((req.page - 1) * req.limit).limit(req.limit + 1))).all()
-    has_more = len(rows) > req.limit
-    return Reply(data=[older_brand(b) for b in rows[: req.limit]],
-                 pagination={"page": req.page, "limit": req.limit, "has_more": has_more})
+    rows, pagination = await older_page(call.session, query.order_by(Brand.created_at, Brand.id), req.page, req.limit)
+    return Reply(data=[older_brand(b) for b in rows], pagination=pagination)
 
 
 async def get_brand(call: Call, req: BrandPath) -> dict:

@@ -22,6 +22,7 @@ from schemas.paging import OlderLimit, Page, SortDir
 from schemas.requests import PathParam, QueryParam, RequestModel
 from schemas.scopes import ADMIN_ROLES
 from schemas.time import iso
+from storage.pagination import older_page, sort_order
 from storage.tables.community import CommunityComment, CommunityNote, CommunityPost, CommunityVote
 from tools.auth import Caller
 from tools.endpoint import Call, Endpoint, Reply
@@ -175,12 +176,10 @@ async def _count(session: AsyncSession, model: Any, post_id: str) -> int:
 
 async def list_community_posts(call: Call, req: ListPostsRequest) -> Reply:
     assert call.caller is not None
-    column = getattr(CommunityPost, req.sort_by)
-    order = (column.desc(), CommunityPost.id.desc()) if req.sort_dir == "desc" else (column.asc(), CommunityPost.id)
-    rows = (await call.session.exec(visible(select(CommunityPost), call.caller).order_by(*order)
-                                    .offset((req.page - 1) * req.limit).limit(req.limit + 1))).all()
-    return Reply(data=[summary(p) for p in rows[: req.limit]],
-                 pagination={"page": req.page, "limit": req.limit, "has_more": len(rows) > req.limit})
+    order = sort_order(getattr(CommunityPost, req.sort_by), CommunityPost.id, req.sort_dir)
+    rows, pagination = await older_page(call.session, visible(select(CommunityPost), call.caller).order_by(*order),
+                                        req.page, req.limit)
+    return Reply(data=[summary(p) for p in rows], pagination=pagination)
 
 
 async def get_community_post(call: Call, req: PostPath) -> out.CommunityPost:

@@ -17,6 +17,7 @@ from schemas.errors import ApiError, Issues, issue
 from schemas.ids import is_id, new_id
 from schemas.paging import OlderLimit, Page, SortDir
 from schemas.requests import QueryParam, RequestModel
+from storage.pagination import older_page, sort_order
 from storage.tables.content import ContentItem, ContentItemLabel
 from storage.tables.integrations import Integration
 from tools.content_rules import (
@@ -145,16 +146,12 @@ class ListContentItemsOlderRequest(RequestModel):
 
 
 async def list_content_items_older(call: Call, req: ListContentItemsOlderRequest) -> Reply:
-    column = getattr(ContentItem, req.sort_by)
-    order = (column.desc(), ContentItem.id.desc()) if req.sort_dir == "desc" else (column, ContentItem.id)
-    rows = list((await call.session.exec(
-        select(ContentItem).where(ContentItem.brand_id == call.brand_id).order_by(*order)
-        .offset((req.page - 1) * req.limit).limit(req.limit + 1))).all())
-    has_more = len(rows) > req.limit
-    rows = rows[: req.limit]
+    order = sort_order(getattr(ContentItem, req.sort_by), ContentItem.id, req.sort_dir)
+    rows, pagination = await older_page(
+        call.session, select(ContentItem).where(ContentItem.brand_id == call.brand_id).order_by(*order),
+        req.page, req.limit)
     labels = await label_ids_of(call.session, [r.id for r in rows])
-    return Reply(data=[older(r, labels[r.id]) for r in rows],
-                 pagination={"page": req.page, "limit": req.limit, "has_more": has_more})
+    return Reply(data=[older(r, labels[r.id]) for r in rows], pagination=pagination)
 
 
 # -- update and delete (older routes) --------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from schemas.ids import new_id
 from schemas.paging import OlderLimit, Page, SortDir
 from schemas.requests import QueryParam, RequestModel
 from schemas.time import iso
+from storage.pagination import older_page, sort_order
 from storage.tables.library import Idea
 from tools.endpoint import Call, Endpoint, Reply
 
@@ -32,16 +33,12 @@ def idea_out(i: Idea) -> dict[str, Any]:
 
 
 async def list_ideas(call: Call, req: ListIdeasRequest) -> Reply:
-    column = getattr(Idea, req.sort_by)
-    desc = req.sort_dir == "desc"
-    order = [column.desc() if desc else column, Idea.id.desc() if desc else Idea.id]
+    order = list(sort_order(getattr(Idea, req.sort_by), Idea.id, req.sort_dir))
     if req.sort_by == "last_used_at":
         order.insert(0, Idea.last_used_at.is_(None))  # never-used ideas last on both backends
-    rows = list((await call.session.exec(
-        select(Idea).where(Idea.brand_id == call.brand_id).order_by(*order)
-        .offset((req.page - 1) * req.limit).limit(req.limit + 1))).all())
-    return Reply(data=[idea_out(r) for r in rows[: req.limit]],
-                 pagination={"page": req.page, "limit": req.limit, "has_more": len(rows) > req.limit})
+    rows, pagination = await older_page(
+        call.session, select(Idea).where(Idea.brand_id == call.brand_id).order_by(*order), req.page, req.limit)
+    return Reply(data=[idea_out(r) for r in rows], pagination=pagination)
 
 
 async def create_idea(call: Call, req: sl.CreateIdeaRequest) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from schemas.ids import new_id
 from schemas.paging import OlderLimit, Page
 from schemas.requests import RequestModel
 from schemas.time import iso
+from storage.pagination import older_page, sort_order
 from storage.tables.content import ContentItemLabel
 from storage.tables.library import Label, Snippet
 from tools.endpoint import Call, Endpoint, Reply
@@ -48,11 +49,10 @@ async def list_labels(call: Call, req: ListLabelsRequest) -> dict[str, Any]:
 
 
 async def list_labels_older(call: Call, req: ListLabelsOlderRequest) -> Reply:
-    rows = list((await call.session.exec(
-        select(Label).where(Label.brand_id == call.brand_id).order_by(Label.created_at.desc(), Label.id.desc())
-        .offset((req.page - 1) * req.limit).limit(req.limit + 1))).all())
-    return Reply(data=[label_out(r) for r in rows[: req.limit]],
-                 pagination={"page": req.page, "limit": req.limit, "has_more": len(rows) > req.limit})
+    rows, pagination = await older_page(
+        call.session, select(Label).where(Label.brand_id == call.brand_id).order_by(
+            *sort_order(Label.created_at, Label.id, "desc")), req.page, req.limit)
+    return Reply(data=[label_out(r) for r in rows], pagination=pagination)
 
 
 async def load_label(call: Call, label_id: str) -> Label:

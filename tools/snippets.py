@@ -12,6 +12,7 @@ from schemas.ids import new_id
 from schemas.paging import OlderLimit, Page
 from schemas.requests import RequestModel
 from schemas.time import iso
+from storage.pagination import older_page, sort_order
 from storage.tables.library import Label, Snippet
 from tools.endpoint import Call, Endpoint, Reply
 
@@ -41,12 +42,10 @@ async def check_labels(call: Call, label_ids: list[str], path: str = "$.label_id
 
 
 async def list_snippets(call: Call, req: ListSnippetsRequest) -> Reply:
-    rows = list((await call.session.exec(
-        select(Snippet).where(Snippet.brand_id == call.brand_id).order_by(Snippet.created_at.desc(),
-                                                                          Snippet.id.desc())
-        .offset((req.page - 1) * req.limit).limit(req.limit + 1))).all())
-    return Reply(data=[snippet_out(r) for r in rows[: req.limit]],
-                 pagination={"page": req.page, "limit": req.limit, "has_more": len(rows) > req.limit})
+    rows, pagination = await older_page(
+        call.session, select(Snippet).where(Snippet.brand_id == call.brand_id).order_by(
+            *sort_order(Snippet.created_at, Snippet.id, "desc")), req.page, req.limit)
+    return Reply(data=[snippet_out(r) for r in rows], pagination=pagination)
 
 
 async def create_snippet(call: Call, req: sl.CreateSnippetRequest) -> dict[str, Any]:

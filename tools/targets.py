@@ -32,6 +32,7 @@ from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
 from schemas.platforms import PLATFORM_KEYS, PLATFORMS, Platform, public_platforms
 from schemas.requests import PathParam, RequestModel
 from schemas.time import iso, parse_timestamp
+from storage.pagination import older_page
 from storage.tables.integrations import Integration
 from tools import notify
 from tools.endpoint import Call, Endpoint, Reply
@@ -218,11 +219,9 @@ def older_integration(i: Integration) -> dict[str, Any]:
 
 
 async def list_integrations(call: Call, req: ListIntegrationsRequest) -> Reply:
-    rows = (await call.session.exec(
-        _brand_integrations(call).order_by(Integration.created_at, Integration.id)
-        .offset((req.page - 1) * req.limit).limit(req.limit + 1))).all()
-    return Reply(data=[older_integration(i) for i in rows[: req.limit]],
-                 pagination={"page": req.page, "limit": req.limit, "has_more": len(rows) > req.limit})
+    rows, pagination = await older_page(
+        call.session, _brand_integrations(call).order_by(Integration.created_at, Integration.id), req.page, req.limit)
+    return Reply(data=[older_integration(i) for i in rows], pagination=pagination)
 
 
 async def _integration(call: Call, integration_id: str, *, lock: bool = False) -> Integration:

@@ -58,11 +58,7 @@ def render(page: bio.PublicPage) -> str:
 
 def routes(rt: Runtime, dispatcher: Any) -> list[Route]:
     def limited(request: Request) -> Response | None:
-        wait = dispatcher.rate_limiter.check(f"bio:{_client(request)[0]}")
-        if wait is None:
-            return None
-        return Response("Too many requests.", status_code=429, media_type="text/plain",
-                        headers={"Retry-After": str(max(1, int(wait + 0.999)))})
+        return dispatcher.rate_limiter.refusal(f"bio:{_client(request)[0]}")
 
     async def page(request: Request) -> Response:
         refused = limited(request)

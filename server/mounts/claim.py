@@ -55,12 +55,7 @@ def _refused(state: str) -> HTMLResponse:
 
 def routes(rt: Runtime, dispatcher: Any) -> list[Route]:
     def limited(request: Request) -> Response | None:
-        client = request.client.host if request.client else ""
-        wait = dispatcher.rate_limiter.check(f"claim:{client}")
-        if wait is None:
-            return None
-        return Response("Too many requests.", status_code=429, media_type="text/plain",
-                        headers={"Retry-After": str(max(1, int(wait + 0.999)))})
+        return dispatcher.rate_limiter.refusal(f"claim:{request.client.host if request.client else ''}")
 
     async def show(request: Request) -> Response:
         refused = limited(request)
