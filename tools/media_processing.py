@@ -1,4 +1,5 @@
-"""The media processing job: fetch an import's bytes, look at them, make thumbnails, settle the item.
+"""The media processing job: fetch an import's bytes (or render a repair derivative), look at them, make
+thumbnails, settle the item.
 
 `processing` -> `completed` (probe facts and thumbnails stored) or `failed` (a machine code and a safe reason
 that `readiness.next_actions[].reason_code/guidance` report). Transient fetch failures are retried with
@@ -22,8 +23,11 @@ from storage.tables.brands import Brand
 from storage.tables.jobs import Job
 from storage.tables.media import Media
 from tools import fetch
+from tools.media_derivatives import SOURCE as DERIVATIVE_SOURCE
+from tools.media_derivatives import render_derivative
 from tools.media_items import blob_key, blobs, check_media_bytes, import_policy, new_asset_id, thumbnail_key
 from tools.media_probe import ProbeError, ProbeResult, content_type_for, probe_file, read_head, sniff
+from tools.media_transform import TransformError
 from tools.media_uploads import PROCESS_JOB
 from tools.runtime import Runtime
 
@@ -52,11 +56,16 @@ async def process_media(rt: Runtime, job_id: str, payload: dict[str, Any]) -> No
         last_attempt = job is None or job.attempts >= job.max_attempts
         snapshot = media  # detached after commit; its loaded attributes stay readable
     try:
+        result: ProbeResult | None = None
         if snapshot.storage_key is None:
-            if snapshot.source != "remote_import" or not snapshot.source_url:
+            if snapshot.source == DERIVATIVE_SOURCE:  # rendered from its source (the transform probes its output)
+                snapshot, result = await render_derivative(rt, snapshot)
+            elif snapshot.source != "remote_import" or not snapshot.source_url:
                 raise Failed("NO_BYTES", "No bytes were received for this media item.")
-            snapshot = await _fetch(rt, snapshot)
-        result = await _probe(rt, snapshot)
+            else:
+                snapshot = await _fetch(rt, snapshot)
+        if result is None:
+            result = await _probe(rt, snapshot)
         await _complete(rt, snapshot, result)
     except fetch.FetchError as exc:
         if exc.retryable and not last_attempt:
@@ -64,7 +73,7 @@ async def process_media(rt: Runtime, job_id: str, payload: dict[str, Any]) -> No
         await _fail(rt, snapshot, exc.code, f"The file could not be fetched: {exc.message}")
     except Failed as exc:
         await _fail(rt, snapshot, exc.code, exc.reason)
-    except ProbeError as exc:
+    except (ProbeError, TransformError) as exc:
         await _fail(rt, snapshot, exc.code, exc.message)
     except Exception:
         log.exception("processing media %s failed", media_id)

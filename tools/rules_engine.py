@@ -116,13 +116,14 @@ ACTIONS: dict[str, tuple[str, str, str]] = {
     "MEDIA_DURATION_TOO_SHORT": ("replace_media", "Use a longer video", "Use a video within the duration bounds."),
     "MEDIA_DURATION_TOO_LONG": ("replace_media", "Use a shorter video", "Trim the video within the duration bounds."),
     "MEDIA_ASPECT_RATIO_OUT_OF_RANGE": ("create_repair_derivative", "Fix the aspect ratio",
-                                        "Create a repair derivative from one of repair_options (media "
-                                        "repair-derivatives route), put the new media ID in media_ids and run "
-                                        "preflight again; or upload a correctly sized file."),
+                                        "Call repair_media_derivative with one of repair_options, put the new "
+                                        "media ID in media_ids and run preflight again; or upload a correctly "
+                                        "sized file."),
     "MEDIA_DIMENSIONS_TOO_SMALL": ("create_repair_derivative", "Fix the dimensions",
-                                   "Create a repair derivative from one of repair_options, or upload a larger file."),
+                                   "Call repair_media_derivative with one of repair_options, or upload a larger "
+                                   "file."),
     "MEDIA_DIMENSIONS_TOO_LARGE": ("create_repair_derivative", "Fix the dimensions",
-                                   "Create a repair derivative from one of repair_options, or upload a smaller "
+                                   "Call repair_media_derivative with one of repair_options, or upload a smaller "
                                    "file."),
     "MEDIA_PROPERTIES_UNKNOWN": ("read_media_again", "Check the media",
                                  "The media's size, dimensions or duration are not known yet; read it again after "
