@@ -34,11 +34,11 @@ WeekNumber = Annotated[int, Field(
 ItemId = Annotated[str, PathParam("Autopilot item ID, from get_autopilot_week.")]
 
 
-class GetPlanRequest(RequestModel):
+class GetAutopilotPlanRequest(RequestModel):
     brand_id: BrandId
 
 
-class GetWeekRequest(RequestModel):
+class GetAutopilotWeekRequest(RequestModel):
     brand_id: BrandId
     week_number: WeekNumber
     plan_id: Id = QueryParam(description="The plan's ID, from get_autopilot_plan (data.plan.id).")
@@ -52,11 +52,11 @@ class _ItemWrite(RequestModel):
     confirm_item_id: Id = Field(description="Must equal the item ID in the path.")
 
 
-class ApproveItemRequest(_ItemWrite):
+class ApproveAutopilotItemRequest(_ItemWrite):
     pass
 
 
-class RegenerateItemRequest(_ItemWrite):
+class RegenerateAutopilotItemRequest(_ItemWrite):
     guidance: str | None = Field(None, max_length=GUIDANCE_MAX,
                                  description="Optional direction for the new topic, up to 2,000 characters.")
 
@@ -65,12 +65,12 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class PlanLinks(_Out):
+class AutopilotPlanLinks(_Out):
     self: Link
     latest_week: Link | None = Field(description="The newest week of the plan (get_autopilot_week), or null.")
 
 
-class PlanOut(_Out):
+class AutopilotPlanOut(_Out):
     id: str
     brand_id: str
     status: Literal["active", "archived"]
@@ -81,22 +81,22 @@ class PlanOut(_Out):
                              description="Up to 100 most recent week numbers, ascending.")
     created_at: str
     updated_at: str
-    links: PlanLinks
+    links: AutopilotPlanLinks
 
 
-class PlanRead(_Out):
-    plan: PlanOut | None = Field(description="The brand's active plan, or null when no plan exists.")
+class AutopilotPlanRead(_Out):
+    plan: AutopilotPlanOut | None = Field(description="The brand's active plan, or null when no plan exists.")
     has_more_weeks: bool = Field(description="True when the plan has weeks older than those listed.")
 
 
-class ItemLinks(_Out):
+class AutopilotItemLinks(_Out):
     approve: Link
     regenerate: Link
     content_item: Link | None
     schedule: Link | None
 
 
-class ItemOut(_Out):
+class AutopilotItemOut(_Out):
     id: str
     plan_id: str
     week_number: int
@@ -110,26 +110,26 @@ class ItemOut(_Out):
     approved_at: str | None
     created_at: str
     updated_at: str
-    links: ItemLinks
+    links: AutopilotItemLinks
 
 
-class WeekLinks(_Out):
+class AutopilotWeekLinks(_Out):
     self: Link
     plan: Link
 
 
-class WeekOut(_Out):
+class AutopilotWeekOut(_Out):
     plan_id: str
     week_number: int
     status: Literal["pending_review", "approved", "scheduled"]
     theme: str
     starts_on: str = Field(description="First day of the week (a Monday, YYYY-MM-DD, brand timezone).")
     ends_on: str = Field(description="Last day of the week (a Sunday, YYYY-MM-DD, brand timezone).")
-    items: list[ItemOut] = Field(max_length=ITEMS_PER_WEEK_MAX)
-    links: WeekLinks
+    items: list[AutopilotItemOut] = Field(max_length=ITEMS_PER_WEEK_MAX)
+    links: AutopilotWeekLinks
 
 
-class ItemWrite(_Out):
+class AutopilotItemWrite(_Out):
     id: str
     outcome: Literal["approved", "regenerated"]
-    item: ItemOut
+    item: AutopilotItemOut

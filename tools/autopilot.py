@@ -146,7 +146,7 @@ async def _item(session: AsyncSession, week: AutopilotWeek, item_id: str) -> Aut
 
 # -- reads --------------------------------------------------------------------------------------------------
 
-async def get_plan(call: Call, req: sap.GetPlanRequest) -> dict[str, Any]:
+async def get_plan(call: Call, req: sap.GetAutopilotPlanRequest) -> dict[str, Any]:
     plan = await active_plan(call.session, call.brand_id)
     if plan is None:
         return {"plan": None, "has_more_weeks": False}
@@ -165,7 +165,7 @@ async def get_plan(call: Call, req: sap.GetPlanRequest) -> dict[str, Any]:
     }, "has_more_weeks": has_more}
 
 
-async def get_week(call: Call, req: sap.GetWeekRequest) -> dict[str, Any]:
+async def get_week(call: Call, req: sap.GetAutopilotWeekRequest) -> dict[str, Any]:
     plan = await _plan(call.session, call.brand_id, req.plan_id)
     week = await _week(call.session, plan, req.week_number)
     return week_out(week, await _items(call.session, week.id))
@@ -173,7 +173,7 @@ async def get_week(call: Call, req: sap.GetWeekRequest) -> dict[str, Any]:
 
 # -- writes -------------------------------------------------------------------------------------------------
 
-async def _writable(call: Call, req: sap.ApproveItemRequest | sap.RegenerateItemRequest
+async def _writable(call: Call, req: sap.ApproveAutopilotItemRequest | sap.RegenerateAutopilotItemRequest
                     ) -> tuple[AutopilotPlan, AutopilotWeek, AutopilotItem]:
     await require_feature(call.session, call.brand, "autopilot", upgrade_url=call.rt.settings.upgrade_url)
     if req.confirm_item_id != req.item_id:
@@ -202,7 +202,7 @@ async def _refresh_week(session: AsyncSession, week: AutopilotWeek, now: datetim
     return items
 
 
-async def approve_item(call: Call, req: sap.ApproveItemRequest) -> dict[str, Any]:
+async def approve_item(call: Call, req: sap.ApproveAutopilotItemRequest) -> dict[str, Any]:
     plan, week, item = await _writable(call, req)
     _require_active(plan)
     if item.review_status != "approved":  # approving an approved item changes nothing and succeeds
@@ -255,7 +255,7 @@ async def _generate(generator: TopicGenerator, ctx: Any) -> str:
         return await generator.topic(ctx)
 
 
-async def regenerate_item(call: Call, req: sap.RegenerateItemRequest) -> dict[str, Any]:
+async def regenerate_item(call: Call, req: sap.RegenerateAutopilotItemRequest) -> dict[str, Any]:
     plan, week, item = await _writable(call, req)
     session = call.session
     key_id = call.caller.key_id if call.caller else ""
@@ -437,7 +437,7 @@ ITEM_PATH = "/v1/brands/{brand_id}/autopilot/weeks/{week_number}/items/{item_id}
 ENDPOINTS = [
     Endpoint(
         name="get_autopilot_plan", method="GET", path="/v1/brands/{brand_id}/autopilot/plan", toolset="autopilot",
-        handler=get_plan, request=sap.GetPlanRequest, response=sap.PlanRead, scopes=("posts:read",),
+        handler=get_plan, request=sap.GetAutopilotPlanRequest, response=sap.AutopilotPlanRead, scopes=("posts:read",),
         title="Get Autopilot plan",
         summary="Read the brand's active Autopilot plan: its ID, status and up to 100 most recent week numbers, "
                 "or null when the brand has no plan.",
@@ -446,7 +446,7 @@ ENDPOINTS = [
     ),
     Endpoint(
         name="get_autopilot_week", method="GET", path="/v1/brands/{brand_id}/autopilot/weeks/{week_number}",
-        toolset="autopilot", handler=get_week, request=sap.GetWeekRequest, response=sap.WeekOut,
+        toolset="autopilot", handler=get_week, request=sap.GetAutopilotWeekRequest, response=sap.AutopilotWeekOut,
         scopes=("posts:read",), title="Get Autopilot week",
         summary="Read one week of an Autopilot plan: theme, status and items (topic, review status, content item "
                 "and Schedule IDs).",
@@ -455,7 +455,7 @@ ENDPOINTS = [
     ),
     Endpoint(
         name="approve_autopilot_item", method="POST", path=f"{ITEM_PATH}/approve", toolset="autopilot",
-        handler=approve_item, request=sap.ApproveItemRequest, response=sap.ItemWrite, scopes=("posts:write",),
+        handler=approve_item, request=sap.ApproveAutopilotItemRequest, response=sap.AutopilotItemWrite, scopes=("posts:write",),
         idempotency="required", title="Approve Autopilot item",
         summary="Approve the topic of one Autopilot item; outcome approved.",
         guidance="Needs a paid plan (403 ENTITLEMENT_REQUIRED), an idempotency key, plan_id and confirm_item_id "
@@ -464,7 +464,7 @@ ENDPOINTS = [
     ),
     Endpoint(
         name="regenerate_autopilot_item", method="POST", path=f"{ITEM_PATH}/regenerate", toolset="autopilot",
-        handler=regenerate_item, request=sap.RegenerateItemRequest, response=sap.ItemWrite, scopes=("posts:write",),
+        handler=regenerate_item, request=sap.RegenerateAutopilotItemRequest, response=sap.AutopilotItemWrite, scopes=("posts:write",),
         idempotency="required", title="Regenerate Autopilot item",
         summary="Replace the topic of one unused Autopilot item with a new one, optionally steered by guidance; "
                 "outcome regenerated.",
