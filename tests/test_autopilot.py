@@ -456,3 +456,28 @@ async def test_generated_schedule_is_always_held(world) -> None:
         with pytest.raises(autopilot.AutopilotError):  # one Schedule per item
             await autopilot.schedule_generated_item(s, env.clock.now(), row, content_id,
                                                     env.clock.now().replace(day=9), [x], "usr_x")
+
+
+async def test_concurrent_regenerations_never_lose_an_update(world) -> None:
+    """Two keys regenerate one item at once: each success bumps the revision once (PostgreSQL: the loser of
+    the conditional update gets 409 CONFLICT; SQLite serialises writers, so both may succeed in turn)."""
+    import anyio
+
+    env = world.env
+    plan = await make_plan(env, world.brand_a, weeks=1)
+    item = (await week_items(env, plan.id, 1))[0]
+    results: list[Any] = []
+
+    async def regen(key: str) -> None:
+        results.append(await env.call("regenerate_autopilot_item", world.full_key, idempotency_key=key,
+                                      brand_id=world.brand_a.id, week_number=1, item_id=item.id, plan_id=plan.id,
+                                      confirm_item_id=item.id, guidance=f"angle {key}"))
+
+    async with anyio.create_task_group() as tg:
+        for key in ("c1", "c2", "c3"):
+            tg.start_soon(regen, key)
+    ok = [r for r in results if r.status == 200]
+    assert ok and all(r.body["error"]["code"] == "CONFLICT" for r in results if r.status != 200)
+    stored = (await week_items(env, plan.id, 1))[0]
+    assert stored.revision == len(ok)
+    assert stored.topic in {r.body["data"]["item"]["topic"] for r in ok}
