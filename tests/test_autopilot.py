@@ -481,3 +481,29 @@ async def test_concurrent_regenerations_never_lose_an_update(world) -> None:
     stored = (await week_items(env, plan.id, 1))[0]
     assert stored.revision == len(ok)
     assert stored.topic in {r.body["data"]["item"]["topic"] for r in ok}
+
+
+async def test_rest_and_mcp_agree(world) -> None:
+    from server.mcp_server.selection import Selection
+    from tests.mcp_support import envelope, in_memory
+
+    env = world.env
+    plan = await make_plan(env, world.brand_a, weeks=1)
+    item = (await week_items(env, plan.id, 1))[0]
+    selection = Selection(toolsets=("autopilot",), all_tools=False)
+    rest = await env.rest.get(f"/v1/brands/{world.brand_a.id}/autopilot/weeks/1", params={"plan_id": plan.id},
+                              headers=env.auth(world.full_key))
+    args = {"brand_id": world.brand_a.id, "week_number": 1, "item_id": item.id, "plan_id": plan.id,
+            "confirm_item_id": item.id}
+    async with in_memory(env, world.full_key, selection=selection) as client:
+        week = envelope(await client.call_tool("get_autopilot_week", {"brand_id": world.brand_a.id,
+                                                                      "week_number": 1, "plan_id": plan.id}))
+        approved = envelope(await client.call_tool("approve_autopilot_item", {**args, "idempotency_key": "mcp-1"}))
+        missing = await client.call_tool("get_autopilot_week", {"brand_id": world.brand_a.id, "week_number": 9,
+                                                                "plan_id": plan.id})
+    assert week["data"] == rest.json()["data"]
+    assert approved["success"] and approved["data"]["outcome"] == "approved"
+    assert missing.is_error and envelope(missing)["error"]["status"] == 404
+    replay = await post(env, world.full_key, world.brand_a.id, 1, item.id, "approve", key="mcp-1", plan_id=plan.id,
+                        confirm_item_id=item.id)
+    assert replay.headers["Idempotency-Replayed"] == "true" and replay.json()["data"] == approved["data"]
