@@ -1,6 +1,6 @@
 """autopilot
 
-Revision ID: 0008_autopilot
+Revision ID: 0007_autopilot
 Revises: 0006_publishing
 Create Date: 2026-11-22 07:42:13.546587
 """
@@ -11,7 +11,7 @@ import sqlmodel
 from alembic import op
 from sqlalchemy import Text  # noqa: F401  (JSONB variants render astext_type=Text())
 import storage.types
-revision: str = '0008_autopilot'
+revision: str = '0007_autopilot'
 down_revision: str | Sequence[str] | None = '0006_publishing'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
