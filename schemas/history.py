@@ -26,7 +26,7 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class NextAction(_Out):
+class ReceiptNextAction(_Out):
     action: str
     guidance: str
 
@@ -129,7 +129,7 @@ class ReceiptResult(_Out):
         description="Present only when the run is bounded and has published posts not yet cleaned up: an opaque, "
                     "expiring capability for request_provider_cleanup on exactly this run.")
     cleanup_authority_expires_at: str | None = Field(default=None, exclude_if=lambda v: v is None)
-    next_actions: list[NextAction] = Field(max_length=5)
+    next_actions: list[ReceiptNextAction] = Field(max_length=5)
     links: ReceiptLinks
 
 
