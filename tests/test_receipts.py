@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 import pytest
 from sqlmodel import select
 
@@ -359,3 +360,21 @@ async def test_mcp_and_rest_give_the_same_receipt(rc) -> None:
     rest = (await rc.receipt(sched.id)).json()["data"]
     direct = await rc.env.call("get_schedule_receipt", rc.world.full_key, brand_id=rc.brand.id, schedule_id=sched.id)
     assert direct.status == 200 and direct.body["data"] == rest
+
+
+async def test_concurrent_requests_with_one_authority_queue_once(rc) -> None:
+    sched, _ = await rc.finished_run([(rc.ig, PUBLISHED), (rc.li, PUBLISHED)])
+    authority = await rc.authority(sched.id)
+    results: list[Any] = []
+
+    async def send(key: str) -> None:
+        results.append(await rc.env.call("request_provider_cleanup", rc.world.full_key, idempotency_key=key,
+                                         brand_id=rc.brand.id, schedule_id=sched.id, cleanup_authority=authority))
+
+    async with anyio.create_task_group() as tg:
+        for key in ("race-1", "race-2", "race-3"):
+            tg.start_soon(send, key)
+    statuses = sorted(r.status for r in results)
+    assert statuses[0] == 200 and statuses[1:] == [409, 409], [r.body for r in results]
+    assert {r.body["error"]["code"] for r in results if r.status == 409} == {"CONFLICT"}
+    assert len(await rc.jobs()) == 2 and rc.env.sandbox.calls == []
