@@ -378,3 +378,55 @@ async def test_concurrent_requests_with_one_authority_queue_once(rc) -> None:
     assert statuses[0] == 200 and statuses[1:] == [409, 409], [r.body for r in results]
     assert {r.body["error"]["code"] for r in results if r.status == 409} == {"CONFLICT"}
     assert len(await rc.jobs()) == 2 and rc.env.sandbox.calls == []
+
+
+async def test_cancelled_schedule_without_run_has_no_next_actions(rc) -> None:
+    sched = await schedule(rc.env, rc.brand, [rc.ig], rc.world.full_key)
+    async with rc.env.db.session(write=True) as s:
+        row = await s.get(type(sched), sched.id)
+        row.status, row.cancelled_at = "cancelled", rc.env.clock.now()
+        s.add(row)
+    data = (await rc.receipt(sched.id)).json()["data"]
+    assert data["receipt"] is None and data["next_actions"] == []
+
+
+async def test_valid_authority_with_nothing_left_to_clean_is_a_conflict(rc) -> None:
+    sched, seeded = await rc.finished_run([(rc.ig, PUBLISHED)])
+    authority = await rc.authority(sched.id)
+    async with rc.env.db.session(write=True) as s:
+        target = await s.get(PublishTarget, seeded["targets"][rc.ig.id].id)
+        target.cleanup_status = "done"
+        s.add(target)
+    err = error(await rc.cleanup(sched.id, {"cleanup_authority": authority}), 409, "CONFLICT")
+    assert err["next_action"] == "get_schedule_receipt"
+    assert await rc.jobs() == []
+
+
+async def test_cleanup_of_a_disconnected_account_fails_without_a_provider_call(rc) -> None:
+    sched, seeded = await rc.finished_run([(rc.ig, PUBLISHED)])
+    await rc.cleanup(sched.id, {"cleanup_authority": await rc.authority(sched.id)})
+    async with rc.env.db.session(write=True) as s:
+        row = await s.get(Integration, rc.ig.id)
+        row.status = "expired"
+        s.add(row)
+    await Worker(rc.env.rt).run_once()
+    assert (await rc.target(seeded["targets"][rc.ig.id].id)).cleanup_status == "failed"
+    assert rc.env.sandbox.calls == []
+
+
+async def test_a_hanging_delete_times_out_and_is_retried(rc, monkeypatch) -> None:
+    from tools import receipts
+
+    monkeypatch.setattr(receipts, "PROVIDER_TIMEOUT_SECONDS", 0.05)
+    async with rc.env.db.session(write=True) as s:
+        row = await s.get(Integration, rc.ig.id)
+        row.provider_state = {"faults": {"delete_post": "hang:1"}}
+        s.add(row)
+    sched, seeded = await rc.finished_run([(rc.ig, PUBLISHED)])
+    await rc.cleanup(sched.id, {"cleanup_authority": await rc.authority(sched.id)})
+    await Worker(rc.env.rt).run_once()
+    [job] = await rc.jobs()
+    assert job.status == "queued" and job.last_error == "timeout"
+    rc.env.clock.advance(seconds=10)
+    await Worker(rc.env.rt).run_once()
+    assert (await rc.target(seeded["targets"][rc.ig.id].id)).cleanup_status == "done"

@@ -284,7 +284,9 @@ def _replayed(data: Any) -> Any:
 # -- the cleanup job ---------------------------------------------------------------------------------------------
 
 
-async def _settle(rt: Runtime, target_id: str, status: str) -> None:
+async def _settle(rt: Runtime, target_id: str, status: str, why: str | None = None) -> None:
+    if why is not None:  # our own words or a provider error kind, never the provider's message
+        log.warning("provider cleanup of target %s failed: %s", target_id, why)
     async with rt.db.session(write=True) as session:
         target = await session.get(PublishTarget, target_id)
         if target is not None and target.cleanup_status == "queued":
@@ -305,12 +307,12 @@ async def run_provider_cleanup(rt: Runtime, job_id: str, payload: dict[str, Any]
     if (target.state != "published" or not target.publish_id or integration is None
             or integration.brand_id != target.brand_id or integration.status != "connected"):
         # Nothing to delete, or no usable account: a reconnect makes the post eligible for cleanup again.
-        await _settle(rt, target_id, "failed")
+        await _settle(rt, target_id, "failed", "no published post or no connected account")
         return
     try:
         provider = rt.provider(integration.provider)
     except KeyError:
-        await _settle(rt, target_id, "failed")
+        await _settle(rt, target_id, "failed", f"no provider adapter {integration.provider}")
         return
     try:
         with anyio.fail_after(PROVIDER_TIMEOUT_SECONDS):
@@ -318,12 +320,12 @@ async def run_provider_cleanup(rt: Runtime, job_id: str, payload: dict[str, Any]
     except ProviderError as exc:
         if exc.retryable and not last_attempt:
             raise RetryLater(exc.kind) from None  # the kind only: provider words stay out of job rows too
-        await _settle(rt, target_id, "failed")
+        await _settle(rt, target_id, "failed", exc.kind)
         return
     except TimeoutError:
         if not last_attempt:
             raise RetryLater("timeout") from None
-        await _settle(rt, target_id, "failed")
+        await _settle(rt, target_id, "failed", "timeout")
         return
     await _settle(rt, target_id, "done")
 
