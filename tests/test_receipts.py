@@ -430,3 +430,21 @@ async def test_a_hanging_delete_times_out_and_is_retried(rc, monkeypatch) -> Non
     rc.env.clock.advance(seconds=10)
     await Worker(rc.env.rt).run_once()
     assert (await rc.target(seeded["targets"][rc.ig.id].id)).cleanup_status == "done"
+
+
+async def test_retryable_failures_until_the_last_attempt_mark_the_cleanup_failed(rc) -> None:
+    async with rc.env.db.session(write=True) as s:
+        row = await s.get(Integration, rc.ig.id)
+        row.provider_state = {"faults": {"delete_post": "unavailable"}}
+        s.add(row)
+    sched, seeded = await rc.finished_run([(rc.ig, PUBLISHED)])
+    await rc.cleanup(sched.id, {"cleanup_authority": await rc.authority(sched.id)})
+    for _ in range(5):
+        await Worker(rc.env.rt).run_once()
+        rc.env.clock.advance(minutes=1)
+    [job] = await rc.jobs()
+    assert job.attempts == 5 and job.status == "done"
+    assert (await rc.target(seeded["targets"][rc.ig.id].id)).cleanup_status == "failed"
+    assert len(rc.env.sandbox.calls) == 5
+    # cleanup may be asked for again (e.g. once the platform is back)
+    assert "cleanup_authority" in (await rc.receipt(sched.id)).json()["data"]
