@@ -257,11 +257,11 @@ async def fire(session: AsyncSession, q: Queue, now: datetime) -> bool:
         exhausted = True  # every item of a looping queue is gone
     probe = Queue(**{**q.model_dump(), "skip_count": skip, "active": q.active and not exhausted})
     next_run = next_slot(probe, max(slot, now)) if probe.active else None
-    claimed = await session.execute(
+    connection = await session.connection()
+    claimed = await connection.execute(
         update(Queue).where(Queue.id == q.id, Queue.next_run_at == slot, Queue.skip_count == q.skip_count,
                             Queue.updated_at == q.updated_at, Queue.active.is_(True))
-        .values(next_run_at=next_run, skip_count=skip, active=probe.active, updated_at=now)
-        .execution_options(synchronize_session=False))
+        .values(next_run_at=next_run, skip_count=skip, active=probe.active, updated_at=now))
     if claimed.rowcount != 1:
         return False
     if chosen is not None:
