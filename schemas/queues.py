@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel
 from pydantic_core import PydanticCustomError
 
 from schemas.admin import Timezone
-from schemas.content import BrandId, StrictBody, no_default
+from schemas.content import BrandId, StrictBody, no_default, trimmed
 from schemas.ids import Id
 from schemas.paging import OlderLimit, Page
 from schemas.requests import PathParam, QueryParam
@@ -61,7 +61,7 @@ ContentItemIds = Annotated[list[Id], Field(max_length=QUEUE_ITEMS_MAX, descripti
 TimesOfDay = Annotated[list[Annotated[str, Field(max_length=5)]], Field(max_length=QUEUE_TIMES_MAX, description=(
     "times_of_day mode: local HH:MM slot times in the queue's timezone, each once, at most 48.")),
     AfterValidator(_times)]
-QueueName = Annotated[str, Field(min_length=1, max_length=QUEUE_NAME_MAX)]
+QueueName = trimmed(QUEUE_NAME_MAX, "Queue name.")
 IntervalMinutes = Annotated[int, Field(ge=INTERVAL_MIN_MINUTES, le=INTERVAL_MAX_MINUTES, description=(
     "interval mode: minutes between slots, 5 to 40320 (28 days). Elapsed time: DST does not shift it."))]
 
@@ -153,7 +153,7 @@ class BrandPath(StrictBody):
 
 class CreateQueueRequest(StrictBody):
     brand_id: BrandId
-    name: QueueName
+    name: QueueName  # type: ignore[valid-type]
     mode: Literal["times_of_day", "interval"] = Field(description="times_of_day or interval.")
     integration_ids: IntegrationIds
     content_item_ids: ContentItemIds = []
@@ -169,7 +169,7 @@ class CreateQueueRequest(StrictBody):
 class UpdateQueueRequest(StrictBody):
     brand_id: BrandId
     queue_id: QueueId
-    name: QueueName = no_default()
+    name: QueueName = no_default()  # type: ignore[valid-type]
     mode: Literal["times_of_day", "interval"] = no_default()
     integration_ids: IntegrationIds = no_default("Cannot be empty.")
     content_item_ids: ContentItemIds = no_default("Replaces the whole ordered list; skip_count is kept.")

@@ -116,6 +116,7 @@ async def test_empty_queue_has_no_next_run(qs) -> None:
 @pytest.mark.parametrize("body, path", [
     ({"name": "x" * 201}, "$.name"),
     ({"name": ""}, "$.name"),
+    ({"name": "   "}, "$.name"),
     ({"mode": "hourly"}, "$.mode"),
     ({"integration_ids": []}, "$.integration_ids"),
     ({"times_of_day": ["24:00"]}, "$.times_of_day[0]"),
