@@ -8,6 +8,7 @@ import pytest
 from sqlmodel import select
 
 from storage.tables.content import ContentItem
+from storage.tables.media import Media
 from storage.tables.publishing import Schedule
 from tests.test_preflight import add_media
 
@@ -22,7 +23,7 @@ SCHEDULE_ONLY = ("schedule:read", "schedule:write", "posts:read", "posts:write")
 class Runs:
     def __init__(self, world: Any) -> None:
         self.world, self.env, self.brand = world, world.env, world.brand_a
-        self.li, self.fb = world.integrations["linkedin"].id, world.integrations["x"].id
+        self.li, self.x = world.integrations["linkedin"].id, world.integrations["x"].id
 
     def url(self, suffix: str = "", brand_id: str | None = None) -> str:
         return f"/v1/brands/{brand_id or self.brand.id}/publish-runs{suffix}"
@@ -83,14 +84,14 @@ def codes(body: dict[str, Any]) -> list[tuple[str, str]]:
 
 async def test_create_defaults_to_held_and_is_a_schedule_row(runs) -> None:
     item = await runs.item()
-    resp = await runs.create(content_item_id=item, scheduled_at=LATER, integration_ids=[runs.li, runs.fb][::-1])
+    resp = await runs.create(content_item_id=item, scheduled_at=LATER, integration_ids=[runs.li, runs.x][::-1])
     assert resp.status_code == 201, resp.json()
     data = resp.json()["data"]
     assert set(data) == FIELDS
     assert data["status"] == "ready_for_processing" and data["approval_status"] == "pending_review"
     assert data["source"] == "publish_run" and data["failure_reason"] is None and data["thumbnail_url"] is None
     assert data["scheduled_at"] == "2026-04-01T08:00:00.000Z" and data["content_item_id"] == item
-    assert data["integration_ids"] == sorted([runs.li, runs.fb])
+    assert data["integration_ids"] == sorted([runs.li, runs.x])
     row = await runs.row(data["id"])
     assert row is not None and row.status == "action_required" and row.approved_by_key is None
     assert row.blocking_reason["code"] == "APPROVAL_PENDING"
@@ -113,9 +114,6 @@ async def test_create_approved_needs_publish_execute(runs) -> None:
 
 async def test_create_refuses_ids_of_another_brand_with_field_issues(runs, world) -> None:
     other = await world.env.integration(world.brand_b, "linkedin")
-    async with world.env.db.session(write=False) as s:
-        b_item_exists = (await s.exec(select(ContentItem).where(ContentItem.brand_id == world.brand_b.id))).first()
-    assert b_item_exists is None
     resp = await runs.env.rest.post(f"/v1/brands/{world.brand_b.id}/content-items", json={
         "name": "B", "copy_mode": "single", "single_copy": {"caption": "b", "hashtags": [], "title": None}},
         headers=runs.env.auth(world.full_key))
@@ -235,7 +233,6 @@ async def test_thumbnail_url_is_the_items_media_preview(runs, world) -> None:
     item = await runs.item("With image", thumbnail_media_id=image)
     run = await runs.made(content_item_id=item)
     async with world.env.db.session(write=False) as s:
-        from storage.tables.media import Media
         media = await s.get(Media, image)
     assert run["thumbnail_url"] == f"{world.env.rt.settings.resolved_media_url}/assets/{media.asset_id}"
     listed = (await runs.env.rest.get(runs.url(), headers=runs.env.auth(runs.limited))).json()["data"]
@@ -262,9 +259,9 @@ async def test_changing_time_resets_state_and_clears_failure_metadata(runs) -> N
 async def test_changing_targets_or_content_resets_state(runs) -> None:
     run = await runs.made()
     await runs.set(run["id"], failure_reason="Earlier problem.")
-    resp = await runs.patch(run["id"], integration_ids=[runs.fb, runs.li])
+    resp = await runs.patch(run["id"], integration_ids=[runs.x, runs.li])
     assert resp.status_code == 200 and resp.json()["data"]["failure_reason"] is None
-    assert resp.json()["data"]["integration_ids"] == sorted([runs.fb, runs.li])
+    assert resp.json()["data"]["integration_ids"] == sorted([runs.x, runs.li])
     await runs.set(run["id"], failure_reason="Earlier problem.")
     other = await runs.item("Other")
     resp = await runs.patch(run["id"], content_item_id=other)
@@ -292,7 +289,7 @@ async def test_approval_changes_follow_authority(runs) -> None:
     other = await runs.item("Other")
     refused = await runs.patch(run["id"], runs.limited, content_item_id=other)
     assert refused.status_code == 403 and (await runs.row(run["id"])).content_item_id == run["content_item_id"]
-    refused = await runs.patch(run["id"], runs.limited, integration_ids=[runs.fb])
+    refused = await runs.patch(run["id"], runs.limited, integration_ids=[runs.x])
     assert refused.status_code == 403
     # Holding needs only schedule:write, and clears the approval.
     held = await runs.patch(run["id"], runs.limited, approval_status="pending_review", content_item_id=other)

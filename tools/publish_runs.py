@@ -157,8 +157,10 @@ async def create_publish_run(call: Call, req: sq.CreatePublishRunRequest) -> dic
 
 
 async def load_run(call: Call, run_id: str) -> Schedule:
-    row = (await call.session.exec(select(Schedule).where(Schedule.id == run_id,
-                                                          Schedule.brand_id == call.brand_id))).first()
+    """The run, row-locked for this write (PostgreSQL; SQLite writes are serial): the worker's claim cannot
+    slip between our "has it run?" check and our write."""
+    row = (await call.session.exec(select(Schedule).where(Schedule.id == run_id, Schedule.brand_id == call.brand_id)
+                                   .with_for_update())).first()
     if row is None:
         raise not_found("Publish run")
     return row

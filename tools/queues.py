@@ -129,8 +129,10 @@ async def list_queues(call: Call, req: sq.BrandPath) -> list[dict[str, Any]]:
     return [queue_out(q) for q in rows]
 
 
-async def load_queue(call: Call, queue_id: str) -> Queue:
-    q = (await call.session.exec(select(Queue).where(Queue.id == queue_id, Queue.brand_id == call.brand_id))).first()
+async def load_queue(call: Call, queue_id: str, *, lock: bool = False) -> Queue:
+    query = select(Queue).where(Queue.id == queue_id, Queue.brand_id == call.brand_id)
+    # Writes lock the row (PostgreSQL), so a tick racing this PATCH either fires before it or sees its change.
+    q = (await call.session.exec(query.with_for_update() if lock else query)).first()
     if q is None:
         raise not_found("Queue")
     return q
@@ -179,7 +181,7 @@ async def update_queue(call: Call, req: sq.UpdateQueueRequest) -> dict[str, Any]
     if not provided:
         raise ApiError("MALFORMED_REQUEST", "Send at least one field to change.",
                        issues=[issue("$", "EMPTY_UPDATE", "Send at least one field of the queue to change.")])
-    q = await load_queue(call, req.queue_id)
+    q = await load_queue(call, req.queue_id, lock=True)
     if "integration_ids" in provided:
         await check_ids(call.session, call.brand_id, integration_ids=req.integration_ids)
     if "content_item_ids" in provided:
@@ -211,7 +213,7 @@ async def update_queue(call: Call, req: sq.UpdateQueueRequest) -> dict[str, Any]
 
 
 async def delete_queue(call: Call, req: sq.QueuePath) -> dict[str, Any]:
-    q = await load_queue(call, req.queue_id)
+    q = await load_queue(call, req.queue_id, lock=True)
     await call.session.delete(q)
     await call.session.flush()
     return {"id": q.id, "outcome": "deleted"}
