@@ -17,6 +17,7 @@ from storage.tables.content import ContentItem
 from storage.tables.publishing import Schedule
 from storage.tables.queues import Queue
 from tools import content_usage
+from tools import queues as queues_mod
 from tools.queues import fire, next_slot, queue_tick
 
 pytestmark = pytest.mark.anyio
@@ -393,12 +394,27 @@ async def test_a_stale_claim_makes_nothing(qs) -> None:
     assert len(await qs.schedules()) == 1
 
 
-async def test_two_racing_workers_make_one_schedule_per_slot(qs) -> None:
-    items = await qs.items(1)
+async def test_two_racing_workers_make_one_schedule_per_slot(qs, monkeypatch) -> None:
+    items = await qs.items(2)  # the queues stay active after the slot, so only the claim condition protects it
     ids = [(await qs.made(content_item_ids=items, mode="interval", interval_minutes=60, name=f"Q{i}"))["id"]
            for i in range(12)]
     qs.env.clock.set("2026-03-02T10:00:00Z")
     done: list[int] = []
+    # Rendezvous: each worker has read the same due queues before either claims one (PostgreSQL). On SQLite
+    # the second write transaction cannot begin until the first commits, so the wait simply runs out.
+    arrived, both = [0], anyio.Event()
+    real_fire = queues_mod.fire
+
+    async def rendezvous_fire(session: Any, q: Queue, now: datetime) -> bool:
+        if not both.is_set():
+            arrived[0] += 1
+            if arrived[0] >= 2:
+                both.set()
+            with anyio.move_on_after(2):
+                await both.wait()
+        return await real_fire(session, q, now)
+
+    monkeypatch.setattr(queues_mod, "fire", rendezvous_fire)
 
     async def worker(name: str) -> None:
         done.append(await queue_tick(qs.env.rt, name))
@@ -408,7 +424,7 @@ async def test_two_racing_workers_make_one_schedule_per_slot(qs) -> None:
         tg.start_soon(worker, "w2")
     made = await qs.schedules()
     assert sum(done) == 12 and len(made) == 12
-    assert sorted(s.queue_id for s in made) == sorted(ids)
+    assert sorted(s.queue_id for s in made) == sorted(ids) and {s.content_item_id for s in made} == {items[0]}
 
 
 # -- content usage ----------------------------------------------------------------------------------------------
