@@ -36,12 +36,13 @@ class Queues:
     def url(self, suffix: str = "", brand_id: str | None = None) -> str:
         return f"/v1/brands/{brand_id or self.brand.id}/queues{suffix}"
 
-    async def items(self, n: int, brand: Any = None) -> list[str]:
+    async def items(self, n: int, brand: Any = None, settings: dict[str, Any] | None = None) -> list[str]:
         out = []
         for i in range(n):
             resp = await self.env.rest.post(f"/v1/brands/{(brand or self.brand).id}/content-items", json={
                 "name": f"Item {i}", "copy_mode": "single",
-                "single_copy": {"caption": f"Post {i}", "hashtags": [], "title": None}, "linkedin_settings": {}},
+                "single_copy": {"caption": f"Post {i}", "hashtags": [], "title": None},
+                **({"linkedin_settings": {}} if settings is None else settings)},
                 headers=self.env.auth(self.world.full_key))
             assert resp.status_code == 201, resp.json()
             out.append(resp.json()["data"]["content_item"]["id"])
@@ -370,6 +371,20 @@ async def test_queue_set_without_publish_authority_makes_held_schedules(qs) -> N
         ("pending_review", "action_required"), ("approved", "scheduled")]
 
 
+async def test_an_approved_slot_that_preflight_blocks_is_held(qs) -> None:
+    items = await qs.items(1, settings={}) + await qs.items(1)  # the first has no linkedin_settings
+    queue = await qs.made(content_item_ids=items, mode="interval", interval_minutes=60)
+    assert queue["approval_status"] == "approved"
+    for hour in (10, 11):
+        qs.env.clock.set(f"2026-03-02T{hour}:00:00Z")
+        assert await queue_tick(qs.env.rt, "w1") == 1
+    blocked, ready = await qs.schedules()
+    assert (blocked.approval_status, blocked.status, blocked.approved_by_key) == (
+        "pending_review", "action_required", None)
+    assert blocked.failure_reason.startswith("Preflight found 1 blocker(s)")
+    assert (ready.approval_status, ready.status, ready.failure_reason) == ("approved", "scheduled", None)
+
+
 async def test_revoked_approver_no_longer_approves(qs) -> None:
     items = await qs.items(1)
     approver = await qs.env.key(qs.world.ws, name="approver")
@@ -405,14 +420,14 @@ async def test_two_racing_workers_make_one_schedule_per_slot(qs, monkeypatch) ->
     arrived, both = [0], anyio.Event()
     real_fire = queues_mod.fire
 
-    async def rendezvous_fire(session: Any, q: Queue, now: datetime) -> bool:
+    async def rendezvous_fire(session: Any, q: Queue, now: datetime, *args: Any) -> bool:
         if not both.is_set():
             arrived[0] += 1
             if arrived[0] >= 2:
                 both.set()
             with anyio.move_on_after(2):
                 await both.wait()
-        return await real_fire(session, q, now)
+        return await real_fire(session, q, now, *args)
 
     monkeypatch.setattr(queues_mod, "fire", rendezvous_fire)
 

@@ -29,7 +29,7 @@ from storage.tables.content import ContentItem
 from storage.tables.queues import Queue
 from tools.content_usage import USAGE_PROBES
 from tools.endpoint import Call, Endpoint
-from tools.preflight import PUBLISH_SCOPE
+from tools.preflight import PUBLISH_SCOPE, run_preflight
 from tools.publish_runs import check_ids
 from tools.schedule_rows import new_schedule
 
@@ -233,7 +233,7 @@ async def _approving_key(session: AsyncSession, q: Queue) -> str | None:
     return key.id
 
 
-async def fire(session: AsyncSession, q: Queue, now: datetime) -> bool:
+async def fire(session: AsyncSession, q: Queue, now: datetime, upgrade_url: str = "") -> bool:
     """Turn the queue's due slot into at most one Schedule. The claim is a conditional update on the row as
     read (next_run_at, skip_count, updated_at): of two workers racing for one slot exactly one updates it;
     the other updates nothing and makes nothing. Returns whether this call claimed the slot."""
@@ -270,9 +270,23 @@ async def fire(session: AsyncSession, q: Queue, now: datetime) -> bool:
         brand = await session.get(Brand, q.brand_id)
         assert brand is not None
         approver = await _approving_key(session, q)
-        new_schedule(session, brand=brand, content_item_id=chosen, integration_ids=list(q.integration_ids),
-                     scheduled_at=slot, approval_status="approved" if approver else "pending_review",
-                     source="queue", user_id=q.created_by, key_id=approver or q.set_by_key, now=now, queue_id=q.id)
+        blocked = None
+        if approver:
+            # Defence in depth: an approved slot must pass the same rules as any Schedule (the time is the
+            # slot, already due, so it is not checked). A blocked slot is made held, with a safe reason.
+            found = await run_preflight(session, brand=brand, content_item_id=chosen,
+                                        integration_ids=list(q.integration_ids), scheduled_at=None,
+                                        approval_status="approved", scopes=frozenset({PUBLISH_SCOPE}), now=now,
+                                        upgrade_url=upgrade_url)
+            if not found.can_schedule:
+                blocked = (f"Preflight found {len(found.result.blockers)} blocker(s) when the queue slot came, so "
+                           "this Schedule is held; run preflight_content for the content item to see them.")
+        schedule = new_schedule(
+            session, brand=brand, content_item_id=chosen, integration_ids=list(q.integration_ids),
+            scheduled_at=slot, approval_status="approved" if approver and not blocked else "pending_review",
+            source="queue", user_id=q.created_by, key_id=approver if approver and not blocked else q.set_by_key,
+            now=now, queue_id=q.id)
+        schedule.failure_reason = blocked
     return True
 
 
@@ -284,7 +298,7 @@ async def queue_tick(rt: Any, worker_id: str) -> int:
         due = (await session.exec(select(Queue).where(Queue.active.is_(True), Queue.next_run_at <= now).order_by(
             Queue.next_run_at, Queue.id).limit(TICK_BATCH))).all()
         for q in due:
-            made += await fire(session, q, now)
+            made += await fire(session, q, now, rt.settings.upgrade_url)
     if made:
         rt.wake_worker()
     return made
