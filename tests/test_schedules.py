@@ -469,3 +469,21 @@ async def test_approve_rechecks_readiness_and_time(sc) -> None:
                             schedule_id=past, confirm_schedule_id=past)
     assert out.status == 409 and out.body["error"]["next_action"] == "reschedule_schedule"
     assert (await sc.row(past))["approval_status"] == "pending_review"
+
+
+async def test_concurrent_cancels_one_wins(sc) -> None:
+    """The row is locked for the write: two cancels under different keys never both succeed."""
+    import anyio
+
+    schedule_id = await sc.seed(sc.item_id, "scheduled")
+    results: list[Any] = []
+
+    async def cancel() -> None:
+        results.append(await sc.env.call("cancel_schedule", sc.world.full_key, idempotency_key=new_key(),
+                                         brand_id=sc.brand.id, schedule_id=schedule_id,
+                                         confirm_schedule_id=schedule_id))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(3):
+            tg.start_soon(cancel)
+    assert sorted(r.status for r in results) == [200, 409, 409]
