@@ -487,3 +487,21 @@ async def test_concurrent_cancels_one_wins(sc) -> None:
         for _ in range(3):
             tg.start_soon(cancel)
     assert sorted(r.status for r in results) == [200, 409, 409]
+
+
+async def test_rest_routes_for_changes(sc) -> None:
+    base = f"/v1/brands/{sc.brand.id}/schedules"
+    held, other = await sc.seed(sc.item_id, "held"), await sc.seed(await sc.item(name="B"), "held")
+    headers = sc.env.auth(sc.world.full_key, Idempotency_Key="k-approve")
+    resp = await sc.env.rest.post(f"{base}/{held}/approve", json={"confirm_schedule_id": held}, headers=headers)
+    assert resp.status_code == 200 and resp.json()["data"]["outcome"] == "approved"
+    again = await sc.env.rest.post(f"{base}/{held}/approve", json={"confirm_schedule_id": held}, headers=headers)
+    assert again.status_code == 200 and again.headers["Idempotency-Replayed"] == "true"
+    assert again.json()["data"]["outcome"] == "approved"
+    resp = await sc.env.rest.request("DELETE", f"{base}/{other}", json={"confirm_schedule_id": other,
+                                                                         "idempotency_key": "k-delete"},
+                                     headers=sc.env.auth(sc.world.full_key))
+    assert resp.status_code == 200 and resp.json()["data"]["outcome"] == "deleted"
+    listed = await sc.env.rest.get(base, params={"from": "2026-03-01T00:00:00.000Z", "to": "2026-04-01T00:00:00Z"},
+                                   headers=sc.env.auth(sc.world.full_key))
+    assert [i["id"] for i in listed.json()["data"]["items"]] == [held]
