@@ -507,3 +507,36 @@ async def test_rest_and_mcp_agree(world) -> None:
     replay = await post(env, world.full_key, world.brand_a.id, 1, item.id, "approve", key="mcp-1", plan_id=plan.id,
                         confirm_item_id=item.id)
     assert replay.headers["Idempotency-Replayed"] == "true" and replay.json()["data"] == approved["data"]
+
+
+async def test_held_autopilot_schedule_is_approved_by_the_schedule_route_or_deleted_to_free_the_item(world) -> None:
+    env = world.env
+    plan = await make_plan(env, world.brand_a, weeks=1, auto_approval=True)
+    item = (await week_items(env, plan.id, 1))[0]
+    content_id = await add_content(env, world.brand_a, await owner_id(env, world))
+    x = world.integrations["x"].id
+    when = env.clock.now().replace(day=9)
+    async with env.db.session(write=True) as s:
+        schedule = await autopilot.schedule_generated_item(
+            s, env.clock.now(), await s.get(AutopilotItem, item.id), content_id, when, [x],
+            await owner_id(env, world))
+        schedule_id = schedule.id
+    week = await env.call("get_autopilot_week", world.full_key, brand_id=world.brand_a.id, week_number=1,
+                          plan_id=plan.id)
+    first = week.body["data"]["items"][0]
+    assert first["links"]["schedule"]["href"].endswith(f"/schedules/{schedule_id}")
+    # Held until someone with publish:execute approves it through the ordinary route.
+    got = await env.call("get_schedule", world.full_key, brand_id=world.brand_a.id, schedule_id=schedule_id)
+    assert got.body["data"]["next_actions"][0]["action"] == "review_approval"
+    deleted = await env.call("delete_schedule", world.full_key, idempotency_key="del-1", brand_id=world.brand_a.id,
+                             schedule_id=schedule_id, confirm_schedule_id=schedule_id)
+    assert deleted.status == 200, deleted.body
+    week = await env.call("get_autopilot_week", world.full_key, brand_id=world.brand_a.id, week_number=1,
+                          plan_id=plan.id)
+    first = week.body["data"]["items"][0]
+    assert first["schedule_id"] is None and first["links"]["schedule"] is None
+    async with env.db.session(write=True) as s:  # the item can be scheduled again
+        again = await autopilot.schedule_generated_item(
+            s, env.clock.now(), await s.get(AutopilotItem, item.id), content_id, when, [x],
+            await owner_id(env, world))
+        assert again.approval_status == "pending_review"

@@ -38,7 +38,6 @@ from storage.tables.brands import Brand
 from storage.tables.content import ContentItem
 from storage.tables.integrations import Integration
 from storage.tables.publishing import Schedule
-from tools import catalogue
 from tools.autopilot_topics import BUILTIN, TopicGenerator, context_for, norm
 from tools.endpoint import Call, Endpoint
 from tools.links import link
@@ -63,16 +62,12 @@ def _ends_on(starts_on: str) -> str:
     return (date.fromisoformat(starts_on) + timedelta(days=6)).isoformat()
 
 
-def _has_endpoint(name: str) -> bool:
-    return name in catalogue.by_name()
-
-
 def item_out(item: AutopilotItem) -> dict[str, Any]:
     ids = {"brand_id": item.brand_id, "week_number": str(item.week_number), "item_id": item.id}
     content = (link("get_content_item", brand_id=item.brand_id, content_item_id=item.content_item_id)
                if item.content_item_id else None)
     schedule = (link("get_schedule", brand_id=item.brand_id, schedule_id=item.schedule_id)
-                if item.schedule_id and _has_endpoint("get_schedule") else None)
+                if item.schedule_id else None)
     return {
         "id": item.id, "plan_id": item.plan_id, "week_number": item.week_number, "position": item.position,
         "topic": item.topic, "review_status": item.review_status, "regeneration_status": item.regeneration_status,

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from pydantic import Field
-from sqlalchemy import or_
+from sqlalchemy import or_, update
 from sqlmodel import func, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -26,6 +26,7 @@ from schemas.errors import ApiError, issue
 from schemas.ids import Id, is_id
 from schemas.requests import RequestModel
 from schemas.time import iso, parse_timestamp
+from storage.tables.autopilot import AutopilotItem
 from storage.tables.content import ContentItemLabel
 from storage.tables.library import Label
 from storage.tables.publishing import (
@@ -390,8 +391,7 @@ async def move_schedule_to_draft(call: Call, req: out.ConfirmRequest) -> dict[st
                        details={"usage": sorted(states)}, next_action="delete_schedule",
                        repair_guidance="Remove the other uses first (another Schedule, a queue), or delete only this "
                                        "Schedule with delete_schedule. Published content stays published.")
-    await call.session.delete(row)
-    await call.session.flush()
+    await _remove(call, row)
     return {"id": row.id, "content_item_id": item_id, "outcome": "moved_to_draft"}
 
 
@@ -399,9 +399,18 @@ async def delete_schedule(call: Call, req: out.ConfirmRequest) -> dict[str, Any]
     _confirm(req.schedule_id, req.confirm_schedule_id)
     row = await _load(call, req.schedule_id, for_update=True)
     await _refuse_if_run(call, row, "deleted")
+    await _remove(call, row)
+    return {"id": row.id, "content_item_id": row.content_item_id, "outcome": "deleted"}
+
+
+async def _remove(call: Call, row: Schedule) -> None:
+    """Delete an unsent Schedule; an Autopilot item it came from no longer names it (the item can be scheduled
+    again)."""
+    if row.autopilot_item_id:
+        await call.session.exec(update(AutopilotItem).where(AutopilotItem.schedule_id == row.id)
+                                .values(schedule_id=None, updated_at=call.now))
     await call.session.delete(row)
     await call.session.flush()
-    return {"id": row.id, "content_item_id": row.content_item_id, "outcome": "deleted"}
 
 
 # -- content usage probe ----------------------------------------------------------------------------------------
