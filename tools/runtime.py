@@ -21,6 +21,13 @@ class Runtime:
     # Set when new work is due, so an idle worker in this process wakes at once instead of at its next poll.
     work_ready: anyio.Event = field(default_factory=anyio.Event)
 
+    def __post_init__(self) -> None:
+        # Providers that keep local state (the sandbox's post ledger) keep it under the service's home.
+        for provider in self.providers.values():
+            use_home = getattr(provider, "use_home", None)
+            if use_home is not None:
+                use_home(self.settings.home)
+
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: object) -> Runtime:
         return cls(settings=settings, db=Database(settings.resolved_database_url), **kwargs)  # type: ignore[arg-type]
