@@ -162,9 +162,11 @@ async def run_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
                                 .order_by(PublishTarget.id))).all()
         runnable = [t.id for t in targets if t.state not in TARGET_FINAL_STATES
                     and (t.state != "retry_wait" or t.next_attempt_at is None or t.next_attempt_at <= now)]
+    finished = False
     for target_id in runnable:
-        await run_target(rt, owner, target_id)
-    await finish_schedule(rt, owner, schedule_id)
+        finished = await run_target(rt, owner, target_id)
+    if not finished:
+        await finish_schedule(rt, owner, schedule_id)
 
 
 async def _media_rows(s: AsyncSession, brand_id: str, ids: list[str]) -> dict[str, Media]:
@@ -314,19 +316,20 @@ async def _prepare(s: AsyncSession, rt: Runtime, target: PublishTarget, schedule
     return _Attempt(provider, account, post, recover=target.state == "attempting" or target.attempts > 0)
 
 
-async def run_target(rt: Runtime, owner: str, target_id: str) -> None:
+async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
+    """Attempt one target. True when settling it also finished the whole run (every target final)."""
     # 1. Record the attempt and commit before any provider call.
     async with rt.db.session(write=True) as s:
         now = rt.clock.now()
         target = await s.get(PublishTarget, target_id)
         schedule = await s.get(Schedule, target.schedule_id) if target else None
         if target is None or schedule is None or schedule.lease_owner != owner or target.state in TARGET_FINAL_STATES:
-            return
+            return False
         try:
             attempt = await _prepare(s, rt, target, schedule)
         except _Skip as skip:
             await _settle_final(s, now, target, schedule, skip.state, skip.reason, None)
-            return
+            return await _finish_if_final(s, now, schedule)
         target.state, target.attempts, target.attempted_at = "attempting", target.attempts + 1, now
         target.next_attempt_at, target.updated_at = None, now
         schedule.lease_expires_at = now + LEASE
@@ -353,7 +356,7 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> None:
         schedule = await s.get(Schedule, target.schedule_id) if target else None
         if target is None or schedule is None or schedule.lease_owner != owner or target.state != "attempting":
             log.warning("target %s: lease lost before settling; the new holder recovers it", target_id)
-            return
+            return False
         if result is not None:
             await _settle_final(s, now, target, schedule, "published", None, result)
         elif error is not None and error.kind == "reauth_required":
@@ -370,6 +373,8 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> None:
             kind = error.kind if error is not None else "transient"
             await _settle_final(s, now, target, schedule, "failed",
                                 FAILURE_TEXT[kind].format(n=target.attempts), None, error_kind=kind)
+        # The run's last settlement finishes it in the same transaction (one commit fewer per Schedule).
+        return await _finish_if_final(s, now, schedule)
 
 
 async def _settle_final(s: AsyncSession, now: datetime, target: PublishTarget, schedule: Schedule, state: str,
@@ -413,27 +418,44 @@ async def _notify_outcome(s: AsyncSession, now: datetime, target: PublishTarget,
 
 # --- the end of a pass ------------------------------------------------------------------------------------
 
+async def _targets(s: AsyncSession, execution_id: str) -> list[PublishTarget]:
+    return list((await s.exec(select(PublishTarget).where(PublishTarget.execution_id == execution_id))).all())
+
+
+async def _finish_if_final(s: AsyncSession, now: datetime, schedule: Schedule,
+                           targets: list[PublishTarget] | None = None) -> bool:
+    """When every target of the run is final: the run and the Schedule take the outcome, the lease is cleared."""
+    if not schedule.latest_execution_id:
+        return False
+    await s.flush()
+    targets = targets if targets is not None else await _targets(s, schedule.latest_execution_id)
+    if not all(t.state in TARGET_FINAL_STATES for t in targets):
+        return False
+    published = sum(t.state == "published" for t in targets)
+    status = ("published" if published == len(targets) else
+              "failed" if published == 0 else "partially_published")
+    schedule.status, schedule.next_attempt_at = status, None
+    schedule.lease_owner = schedule.lease_expires_at = None
+    schedule.updated_at = now
+    schedule.failure_reason = (None if status == "published" else
+                               f"{len(targets) - published} of {len(targets)} targets did not publish.")
+    execution = await s.get(PublishExecution, schedule.latest_execution_id)
+    if execution is not None:
+        execution.status, execution.finished_at, execution.updated_at = status, now, now
+    return True
+
+
 async def finish_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
     async with rt.db.session(write=True) as s:
         now = rt.clock.now()
         schedule = await s.get(Schedule, schedule_id)
         if schedule is None or schedule.lease_owner != owner or not schedule.latest_execution_id:
             return
-        execution = await s.get(PublishExecution, schedule.latest_execution_id)
-        targets = (await s.exec(select(PublishTarget).where(
-            PublishTarget.execution_id == schedule.latest_execution_id))).all()
+        targets = await _targets(s, schedule.latest_execution_id)
+        if await _finish_if_final(s, now, schedule, targets):
+            return
         schedule.lease_owner = schedule.lease_expires_at = None
         schedule.updated_at = now
-        if all(t.state in TARGET_FINAL_STATES for t in targets):
-            published = sum(t.state == "published" for t in targets)
-            status = ("published" if published == len(targets) else
-                      "failed" if published == 0 else "partially_published")
-            schedule.status, schedule.next_attempt_at = status, None
-            schedule.failure_reason = (None if status == "published" else
-                                       f"{len(targets) - published} of {len(targets)} targets did not publish.")
-            if execution is not None:
-                execution.status, execution.finished_at, execution.updated_at = status, now, now
-            return
         # Targets still to go: wait for the earliest retry (or come back at once for an unsettled attempt).
         waits = [t.next_attempt_at for t in targets if t.state == "retry_wait" and t.next_attempt_at]
         unsettled = any(t.state in ("pending", "attempting") for t in targets)
