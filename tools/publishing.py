@@ -140,7 +140,7 @@ async def publish_due(rt: Runtime, worker_id: str) -> int:
 async def run_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
     async with rt.db.session(write=True) as s:
         now = rt.clock.now()
-        schedule = await s.get(Schedule, schedule_id)
+        schedule = await s.get(Schedule, schedule_id, with_for_update=True)
         if schedule is None or schedule.lease_owner != owner:
             return
         if schedule.status != "publishing":  # changed under us (cancelled): give the claim back
@@ -316,13 +316,23 @@ async def _prepare(s: AsyncSession, rt: Runtime, target: PublishTarget, schedule
     return _Attempt(provider, account, post, recover=target.state == "attempting" or target.attempts > 0)
 
 
+async def _locked_target(s: AsyncSession, target_id: str) -> tuple[PublishTarget | None, Schedule | None]:
+    """The target and its Schedule, the Schedule row locked (PostgreSQL; SQLite serialises writers anyway), so
+    a settlement and another worker's claim or attempt of the same run never interleave. Every transaction of
+    a run locks the Schedule first; the target is read again after the lock."""
+    target = await s.get(PublishTarget, target_id)
+    if target is None:
+        return None, None
+    schedule = await s.get(Schedule, target.schedule_id, with_for_update=True)
+    return await s.get(PublishTarget, target_id, populate_existing=True), schedule
+
+
 async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
     """Attempt one target. True when settling it also finished the whole run (every target final)."""
     # 1. Record the attempt and commit before any provider call.
     async with rt.db.session(write=True) as s:
         now = rt.clock.now()
-        target = await s.get(PublishTarget, target_id)
-        schedule = await s.get(Schedule, target.schedule_id) if target else None
+        target, schedule = await _locked_target(s, target_id)
         if target is None or schedule is None or schedule.lease_owner != owner or target.state in TARGET_FINAL_STATES:
             return False
         try:
@@ -352,8 +362,7 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
     # 3. Settle, only while this worker still holds the lease.
     async with rt.db.session(write=True) as s:
         now = rt.clock.now()
-        target = await s.get(PublishTarget, target_id)
-        schedule = await s.get(Schedule, target.schedule_id) if target else None
+        target, schedule = await _locked_target(s, target_id)
         if target is None or schedule is None or schedule.lease_owner != owner or target.state != "attempting":
             log.warning("target %s: lease lost before settling; the new holder recovers it", target_id)
             return False
@@ -448,7 +457,7 @@ async def _finish_if_final(s: AsyncSession, now: datetime, schedule: Schedule,
 async def finish_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
     async with rt.db.session(write=True) as s:
         now = rt.clock.now()
-        schedule = await s.get(Schedule, schedule_id)
+        schedule = await s.get(Schedule, schedule_id, with_for_update=True)
         if schedule is None or schedule.lease_owner != owner or not schedule.latest_execution_id:
             return
         targets = await _targets(s, schedule.latest_execution_id)
