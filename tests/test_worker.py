@@ -344,3 +344,34 @@ async def test_a_worker_that_lost_its_lease_does_not_settle(world) -> None:
     assert target.state == "published" and target.attempts == 2 and target.next_attempt_at is None
     assert (await schedule_of(env.db, sid)).status == "published"
     assert set(env.sandbox.ledger.publishes().values()) == {1}
+
+
+async def test_a_provider_that_never_answers_times_out_and_is_retried(world, monkeypatch) -> None:
+    env = world.env
+    monkeypatch.setattr(publishing, "PROVIDER_TIMEOUT_SECONDS", 0.05)
+    sid, _, ids = await setup(world, platforms=("instagram",))
+    await fault(env, ids["instagram"], "hang:1")
+    env.clock.advance(minutes=5)
+    await publishing.publish_due(env.rt, "w1")
+    target = (await targets_of(env.db, sid))[ids["instagram"]]
+    assert target.state == "retry_wait" and target.error_kind == "transient" and target.attempts == 1
+    env.clock.advance(seconds=30)
+    await publishing.publish_due(env.rt, "w1")
+    target = (await targets_of(env.db, sid))[ids["instagram"]]
+    assert target.state == "published" and target.attempts == 2
+    assert set(env.sandbox.ledger.publishes().values()) == {1}
+
+
+async def test_a_deleted_account_is_action_required_without_a_call(world) -> None:
+    env = world.env
+    sid, _, _ = await setup(world, platforms=("instagram",))
+    async with env.db.session(write=True) as s:  # the account was removed after scheduling
+        row = await s.get(Schedule, sid)
+        row.integration_ids = ["int_gone"]
+    env.clock.advance(minutes=5)
+    await publishing.publish_due(env.rt, "w1")
+    target = (await targets_of(env.db, sid))["int_gone"]
+    assert target.state == "action_required" and target.attempts == 0 and env.sandbox.calls == []
+    assert (await schedule_of(env.db, sid)).status == "failed"
+    pub = (await publications_of(env.db, sid))["int_gone"]
+    assert pub.status == "failed" and pub.platform == "unknown"

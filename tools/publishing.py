@@ -441,8 +441,8 @@ async def _finish_if_final(s: AsyncSession, now: datetime, schedule: Schedule,
     if not all(t.state in TARGET_FINAL_STATES for t in targets):
         return False
     published = sum(t.state == "published" for t in targets)
-    status = ("published" if published == len(targets) else
-              "failed" if published == 0 else "partially_published")
+    status = ("failed" if published == 0 else
+              "published" if published == len(targets) else "partially_published")
     schedule.status, schedule.next_attempt_at = status, None
     schedule.lease_owner = schedule.lease_expires_at = None
     schedule.updated_at = now
@@ -465,10 +465,12 @@ async def finish_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
             return
         schedule.lease_owner = schedule.lease_expires_at = None
         schedule.updated_at = now
-        # Targets still to go: wait for the earliest retry (or come back at once for an unsettled attempt).
+        # Targets still to go: wait for the earliest retry. An attempt left unsettled (its settlement failed)
+        # is recovered after the base backoff, not at once, so a persistent fault cannot make workers spin.
         waits = [t.next_attempt_at for t in targets if t.state == "retry_wait" and t.next_attempt_at]
-        unsettled = any(t.state in ("pending", "attempting") for t in targets)
-        schedule.next_attempt_at = now if unsettled or not waits else min(waits)
+        if any(t.state in ("pending", "attempting") for t in targets) or not waits:
+            waits.append(now + BACKOFF_BASE)
+        schedule.next_attempt_at = min(waits)
 
 
 TICKS = [publish_due]
