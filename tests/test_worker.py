@@ -11,7 +11,7 @@ from providers.base import ProviderError
 from server.worker import Worker
 from storage.tables.integrations import Integration
 from storage.tables.publishing import PublishExecution, Schedule
-from tests.publishing_support import (
+from tests.worker_support import (
     notification_types,
     publications_of,
     schedule_of,

@@ -23,7 +23,7 @@ from schemas.settings import Settings
 from schemas.time import SystemClock
 from storage.tables.integrations import Integration
 from storage.tables.publishing import PublishTarget, Schedule
-from tests.publishing_support import seed_post, seed_schedule
+from tests.worker_support import seed_post, seed_schedule
 from tools import operator, publishing
 from tools.runtime import Runtime
 

@@ -11,7 +11,7 @@ from sqlmodel import func, select
 
 from server.worker import Worker
 from storage.tables.publishing import Publication, PublishExecution, PublishTarget, Schedule
-from tests.publishing_support import seed_post
+from tests.worker_support import seed_post
 from tools import publishing
 from tools.schedule_rows import new_schedule
 
