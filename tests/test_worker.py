@@ -21,6 +21,7 @@ from tests.worker_support import (
     targets_of,
 )
 from tools import publishing
+from tools.redaction import SAFE_FAILURES
 
 pytestmark = pytest.mark.anyio
 USERS = 2  # the world fixture's workspace has two users (one per key)
@@ -151,7 +152,7 @@ async def test_rejected_target_fails_safely_while_the_others_publish(world) -> N
     targets = await targets_of(env.db, sid)
     ig = targets[ids["instagram"]]
     assert ig.state == "failed" and ig.attempts == 1 and ig.error_kind == "rejected" and ig.publish_id is None
-    assert "sandbox" not in ig.failure_reason and "refused" in ig.failure_reason
+    assert "sandbox" not in ig.failure_reason and ig.failure_reason == SAFE_FAILURES["rejected"][0]
     assert {targets[ids[p]].state for p in ("tiktok", "facebook", "linkedin")} == {"published"}
     pubs = await publications_of(env.db, sid)
     assert pubs[ids["instagram"]].status == "failed" and pubs[ids["instagram"]].failure_reason == ig.failure_reason
@@ -217,13 +218,10 @@ async def test_retryable_failure_is_final_after_the_bound(world) -> None:
         env.clock.advance(hours=1)
     target = (await targets_of(env.db, sid))[ids["linkedin"]]
     assert target.state == "failed" and target.attempts == publishing.MAX_ATTEMPTS
-    assert target.failure_reason == FAILURE_5
+    assert target.failure_reason == SAFE_FAILURES["unavailable"][0]
     assert (await schedule_of(env.db, sid)).status == "failed"
     assert len(publish_calls(env)) == publishing.MAX_ATTEMPTS
     assert await publishing.publish_due(env.rt, "w1") == 0
-
-
-FAILURE_5 = "The platform was unavailable; the post was not published after 5 attempts."
 
 
 async def test_reauth_required_marks_the_account_and_asks_for_reconnection(world) -> None:

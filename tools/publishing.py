@@ -53,6 +53,7 @@ from storage.tables.publishing import (
 from storage.types import UTCDateTime
 from tools import notify
 from tools.media_items import asset_url
+from tools.redaction import GENERIC_FAILURE, SAFE_FAILURES
 from tools.runtime import Runtime
 
 log = logging.getLogger("socialpub.publishing")
@@ -67,17 +68,9 @@ BACKOFF_MAX = timedelta(hours=1)
 PROVIDER_TIMEOUT_SECONDS = 120.0  # a provider call that does not answer counts as a transient failure
 READY_MEDIA = "completed"
 
-# Safe failure text per provider error kind: never the provider's own words.
-FAILURE_TEXT = {
-    "rejected": "The platform refused the post. Check the content against the platform's rules, then "
-                "schedule it again.",
-    "malformed": "The platform's answer could not be understood, so the post was not confirmed. Check the "
-                 "account on the platform before scheduling it again.",
-    "reauth_required": "The account needs reconnecting before it can publish.",
-    "rate_limited": "The platform kept limiting requests; the post was not published after {n} attempts.",
-    "transient": "The platform kept failing; the post was not published after {n} attempts.",
-    "unavailable": "The platform was unavailable; the post was not published after {n} attempts.",
-}
+# Safe failure text per provider error kind: never the provider's own words. The same sentences the receipt,
+# publications and History show (tools/redaction.py), so what is stored is what clients read.
+FAILURE_TEXT = {kind: text for kind, (text, _action) in SAFE_FAILURES.items()}
 APPROVAL_MISSING = {
     "code": "APPROVAL_PENDING",
     "message": "This Schedule has no recorded approval by a key holding publish:execute, so it was not "
@@ -381,7 +374,7 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
         else:
             kind = error.kind if error is not None else "transient"
             await _settle_final(s, now, target, schedule, "failed",
-                                FAILURE_TEXT[kind].format(n=target.attempts), None, error_kind=kind)
+                                FAILURE_TEXT.get(kind, GENERIC_FAILURE), None, error_kind=kind)
         # The run's last settlement finishes it in the same transaction (one commit fewer per Schedule).
         return await _finish_if_final(s, now, schedule)
 
