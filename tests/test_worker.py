@@ -373,3 +373,34 @@ async def test_a_deleted_account_is_action_required_without_a_call(world) -> Non
     assert (await schedule_of(env.db, sid)).status == "failed"
     pub = (await publications_of(env.db, sid))["int_gone"]
     assert pub.status == "failed" and pub.platform == "unknown"
+
+
+async def test_the_receipt_publications_and_history_read_what_the_worker_wrote(world) -> None:
+    env = world.env
+    sid, item, ids = await setup(world, platforms=("instagram", "facebook"))
+    await fault(env, ids["facebook"], "rejected")
+    env.clock.advance(minutes=5)
+    await publishing.publish_due(env.rt, "w1")
+    brand = world.brand_a.id
+
+    receipt = await env.rest.get(f"/v1/brands/{brand}/schedules/{sid}/receipt", headers=env.auth(world.full_key))
+    assert receipt.status_code == 200, receipt.json()
+    body = receipt.json()["data"]["receipt"]
+    assert body["status"] == "partially_published"
+    assert body["execution_id"] == (await schedule_of(env.db, sid)).latest_execution_id
+    states = {t["integration_id"]: t["state"] for t in body["targets"]}
+    assert states == {ids["instagram"]: "published", ids["facebook"]: "failed"}
+    targets = await targets_of(env.db, sid)
+    text = receipt.text
+    assert all(t.idempotency_token not in text for t in targets.values())
+    assert targets[ids["instagram"]].publish_id not in text
+
+    pubs = await env.rest.get(f"/v1/brands/{brand}/publications", headers=env.auth(world.full_key))
+    assert pubs.status_code == 200, pubs.json()
+    by_account = {p["integration_id"]: p for p in pubs.json()["data"]}
+    assert by_account[ids["instagram"]]["status"] == "published" and by_account[ids["instagram"]]["post_id"] == item
+    assert by_account[ids["facebook"]]["failure_reason"] == SAFE_FAILURES["rejected"][0]
+
+    history = await env.rest.get(f"/v1/brands/{brand}/history", headers=env.auth(world.full_key))
+    assert history.status_code == 200, history.json()
+    assert "sandbox.socialpub.invalid" in history.text  # the safe public link of the published post
