@@ -61,6 +61,7 @@ log = logging.getLogger("socialpub.publishing")
 # A worker's claim on a Schedule; extended each time it records an attempt, so a long run keeps it.
 LEASE = timedelta(minutes=5)
 BATCH = 20  # Schedules per claim
+CONCURRENCY = 4  # Schedules of a batch carried out at once; each one's targets go one after another
 MAX_SCHEDULES_PER_TICK = 1000  # then the tick returns, so other ticks and jobs get their turn
 MAX_ATTEMPTS = 5  # provider calls per target before a retryable failure becomes final
 BACKOFF_BASE = timedelta(seconds=30)  # 30 s, 1 min, 2 min, 4 min ... capped
@@ -112,19 +113,27 @@ async def claim_due(rt: Runtime, owner: str, *, limit: int = BATCH) -> list[str]
 
 
 async def publish_due(rt: Runtime, worker_id: str) -> int:
-    """The worker tick: claim and carry out due Schedules. Returns how many Schedules it worked on."""
+    """The worker tick: claim and carry out due Schedules, up to CONCURRENCY at once (a slow provider call
+    does not hold up the others). Returns how many Schedules it worked on."""
     done = 0
-    while done < MAX_SCHEDULES_PER_TICK:
-        claimed = await claim_due(rt, worker_id, limit=min(BATCH, MAX_SCHEDULES_PER_TICK - done))
-        if not claimed:
-            break
-        for schedule_id in claimed:
+    limiter = anyio.CapacityLimiter(CONCURRENCY)
+
+    async def one(schedule_id: str) -> None:
+        async with limiter:
             try:
                 await run_schedule(rt, worker_id, schedule_id)
             except Exception:
                 # The lease stays; once it expires another pass recovers the run (attempts are recorded).
                 log.exception("publishing schedule %s failed", schedule_id)
-            done += 1
+
+    while done < MAX_SCHEDULES_PER_TICK:
+        claimed = await claim_due(rt, worker_id, limit=min(BATCH, MAX_SCHEDULES_PER_TICK - done))
+        if not claimed:
+            break
+        async with anyio.create_task_group() as tg:
+            for schedule_id in claimed:
+                tg.start_soon(one, schedule_id)
+        done += len(claimed)
     return done
 
 
