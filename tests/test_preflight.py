@@ -11,7 +11,6 @@ from schemas.ids import new_id
 from storage.tables.content import ContentItem
 from storage.tables.integrations import Integration
 from storage.tables.media import Media
-from tools import catalogue
 
 pytestmark = pytest.mark.anyio
 SHA = "a" * 64
@@ -91,19 +90,15 @@ async def test_ready_result_has_every_field(pf) -> None:
     assert warning["field_path"] == "$.approval_status" and warning["repair_action"]["action"] == "review_approval"
     assert data["links"]["self"] == {"href": pf.url(item), "method": "POST", "required_scopes": ["schedule:write"]}
     assert data["links"]["targets"]["href"] == f"/v1/brands/{pf.brand.id}/targets"
-    if "create_schedule" in catalogue.by_name():
-        assert data["links"]["create_schedule"] == {"href": f"/v1/brands/{pf.brand.id}/schedules",
-                                                    "method": "POST", "required_scopes": ["schedule:write"]}
+    assert data["links"]["create_schedule"] == {"href": f"/v1/brands/{pf.brand.id}/schedules",
+                                                "method": "POST", "required_scopes": ["schedule:write"]}
 
 
 async def test_create_schedule_link_scopes_follow_the_requested_approval(pf) -> None:
     item = await pf.item()
     data = (await pf.run(item, scheduled_at="2026-03-05T10:30:00Z", approval_status="approved")).json()["data"]
     assert data["can_schedule"] is True
-    if "create_schedule" in catalogue.by_name():
-        assert data["links"]["create_schedule"]["required_scopes"] == ["schedule:write", "publish:execute"]
-    else:
-        assert "create_schedule" not in data["links"]
+    assert data["links"]["create_schedule"]["required_scopes"] == ["schedule:write", "publish:execute"]
 
 
 async def test_blocked_result_points_at_each_field(pf) -> None:

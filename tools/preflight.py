@@ -35,7 +35,7 @@ from schemas.time import iso, parse_timestamp
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
 from storage.tables.media import Media
-from tools import catalogue, plans
+from tools import plans
 from tools.content_rules import label_ids_of, load_item, media_ids, released
 from tools.endpoint import Call, Endpoint
 from tools.links import link
@@ -145,8 +145,7 @@ async def run_preflight(session: AsyncSession, *, brand: Brand, content_item_id:
         "self": link("preflight_content", brand_id=brand.id, content_item_id=item.id),
         "targets": link("list_targets", brand_id=brand.id),
     }
-    # TODO(integration): unconditional once create_schedule (the schedules area) is in the catalogue.
-    if result.can_schedule and "create_schedule" in catalogue.by_name():
+    if result.can_schedule:
         extra = (PUBLISH_SCOPE,) if approval_status == "approved" else ()
         links["create_schedule"] = link("create_schedule", extra_scopes=extra, brand_id=brand.id)
     payload = PreflightResult.model_validate({
