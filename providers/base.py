@@ -79,4 +79,9 @@ class Provider(Protocol):
 
     async def publish(self, account: Account, post: PostRequest) -> PostResult: ...
 
+    async def find_post(self, account: Account, idempotency_token: str) -> PostResult | None:
+        """The post an earlier `publish` with this token created, or None. The worker asks before publishing
+        again after an attempt whose outcome it never learnt (a crash, a timeout, a retry)."""
+        ...
+
     async def delete_post(self, account: Account, publish_id: str) -> None: ...

@@ -8,11 +8,20 @@ answers with data that breaks the contract, which the caller must catch; other o
 `hang` (the call never answers, which the caller's timeout must catch). With `:<times>` the fault fires that many times, then the
 call succeeds (a transient failure that heals). docs/targets.md documents the format for operators.
 Every call is appended to `calls`, so tests can prove an operation called no provider.
+
+Published posts are remembered in a ledger keyed by (integration, idempotency token), as a real network
+remembers posts: `find_post` answers from it, and a second `publish` with a known token returns the same post
+(counted, so tests can prove the worker never published twice). With a home directory
+(`use_home`, done by the Runtime) the ledger is a SQLite file `{home}/sandbox/ledger.db` shared by every
+process on that home; without one it lives in memory.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sqlite3
+import threading
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -43,12 +52,93 @@ MALFORMED_OPTIONS = [
 ]
 
 
+class SandboxLedger:
+    """Posts the sandbox has published: (integration_id, token) -> post, and how many publish calls hit it."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._memory: dict[tuple[str, str], tuple[str, str | None, int]] = {}
+        self._ready = False
+
+    def _connect(self) -> sqlite3.Connection:
+        assert self.path is not None
+        if not self._ready:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        if not self._ready:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("CREATE TABLE IF NOT EXISTS posts (integration_id TEXT NOT NULL, token TEXT NOT NULL, "
+                         "publish_id TEXT NOT NULL, permalink_url TEXT, publishes INTEGER NOT NULL, "
+                         "PRIMARY KEY (integration_id, token))")
+            self._ready = True
+        return conn
+
+    def find(self, integration_id: str, token: str) -> PostResult | None:
+        if self.path is None:
+            found = self._memory.get((integration_id, token))
+            return PostResult(found[0], found[1]) if found else None
+        with self._lock:
+            conn = self._connect()
+            try:
+                row = conn.execute("SELECT publish_id, permalink_url FROM posts WHERE integration_id = ? AND "
+                                   "token = ?", (integration_id, token)).fetchone()
+            finally:
+                conn.close()
+        return PostResult(row[0], row[1]) if row else None
+
+    def record(self, integration_id: str, token: str, post: PostResult) -> PostResult:
+        """Store a new post, or count one more publish of a known token and return the post it made."""
+        if self.path is None:
+            with self._lock:
+                known = self._memory.get((integration_id, token))
+                if known:
+                    self._memory[(integration_id, token)] = (known[0], known[1], known[2] + 1)
+                    return PostResult(known[0], known[1])
+                self._memory[(integration_id, token)] = (post.publish_id, post.permalink_url, 1)
+                return post
+        with self._lock:
+            conn = self._connect()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute("INSERT INTO posts VALUES (?, ?, ?, ?, 1) ON CONFLICT (integration_id, token) DO "
+                             "UPDATE SET publishes = publishes + 1",
+                             (integration_id, token, post.publish_id, post.permalink_url))
+                row = conn.execute("SELECT publish_id, permalink_url FROM posts WHERE integration_id = ? AND "
+                                   "token = ?", (integration_id, token)).fetchone()
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+        return PostResult(row[0], row[1])
+
+    def publishes(self) -> dict[tuple[str, str], int]:
+        """(integration_id, token) -> publish calls that reached the network for it (1 means exactly once)."""
+        if self.path is None:
+            return {k: v[2] for k, v in self._memory.items()}
+        if not self.path.exists():
+            return {}
+        with self._lock:
+            conn = self._connect()
+            try:
+                rows = conn.execute("SELECT integration_id, token, publishes FROM posts").fetchall()
+            finally:
+                conn.close()
+        return {(r[0], r[1]): r[2] for r in rows}
+
+
 class SandboxProvider:
     name = "sandbox"
 
-    def __init__(self) -> None:
+    def __init__(self, home: Path | None = None) -> None:
         self.calls: list[dict[str, Any]] = []
         self._fired: dict[tuple[str, str], int] = {}
+        self.ledger = SandboxLedger()
+        if home is not None:
+            self.use_home(home)
+
+    def use_home(self, home: Path) -> None:
+        """Keep the ledger in `{home}/sandbox/ledger.db`, shared by every process using that home."""
+        self.ledger = SandboxLedger(Path(home) / "sandbox" / "ledger.db")
 
     async def _fault(self, account: Account, operation: str) -> str | None:
         """Raises the injected error, waits forever for `hang`, or returns a behaviour kind (`malformed_data`)."""
@@ -105,8 +195,17 @@ class SandboxProvider:
             raise ProviderError("reauth_required", "the account's credentials are no longer valid")
         await self._fault(account, "publish")
         digest = hashlib.sha256(f"{account.integration_id}|{post.idempotency_token}".encode()).hexdigest()[:16]
-        return PostResult(publish_id=f"sbx_{digest}",
+        made = PostResult(publish_id=f"sbx_{digest}",
                           permalink_url=f"https://sandbox.socialpub.invalid/{post.platform}/posts/{digest}")
+        if not post.idempotency_token:
+            return made
+        return self.ledger.record(account.integration_id, post.idempotency_token, made)
+
+    async def find_post(self, account: Account, idempotency_token: str) -> PostResult | None:
+        self.calls.append({"op": "find_post", "integration_id": account.integration_id, "token": idempotency_token})
+        if account.status != "connected":
+            raise ProviderError("reauth_required", "the account's credentials are no longer valid")
+        return self.ledger.find(account.integration_id, idempotency_token)
 
     async def delete_post(self, account: Account, publish_id: str) -> None:
         self.calls.append({"op": "delete_post", "integration_id": account.integration_id, "publish_id": publish_id})

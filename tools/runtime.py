@@ -24,6 +24,13 @@ class Runtime:
     # Autopilot themes and topics (tools/autopilot_topics.py); deterministic and local unless replaced.
     topic_generator: TopicGenerator = field(default=BUILTIN)
 
+    def __post_init__(self) -> None:
+        # Providers that keep local state (the sandbox's post ledger) keep it under the service's home.
+        for provider in self.providers.values():
+            use_home = getattr(provider, "use_home", None)
+            if use_home is not None:
+                use_home(self.settings.home)
+
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: object) -> Runtime:
         return cls(settings=settings, db=Database(settings.resolved_database_url), **kwargs)  # type: ignore[arg-type]
