@@ -1,8 +1,4 @@
-"""Every tool a prompt names exists in the catalogue, and a step's text names no tool but its own.
-
-Some prompt steps name tools other areas are still building; those cases are xfail (strict=False) until the
-tool lands in the catalogue, then they pass without any change here.
-"""
+"""Every tool a prompt names exists in the catalogue, and a step's text names no tool but its own."""
 
 from __future__ import annotations
 
@@ -20,10 +16,7 @@ CASES = [(p.name, tool) for p in PROMPTS for tool in p.tools]
 
 
 @pytest.mark.parametrize(("prompt", "tool"), CASES, ids=[f"{p}:{t}" for p, t in CASES])
-def test_prompt_tools_exist(prompt: str, tool: str, request: pytest.FixtureRequest) -> None:
-    if tool not in catalogue.by_name():
-        request.applymarker(pytest.mark.xfail(reason=f"{tool} is being built by another area; this passes once it "
-                                                     "is in the catalogue", strict=False))
+def test_prompt_tools_exist(prompt: str, tool: str) -> None:
     assert tool in catalogue.by_name()
 
 
