@@ -26,10 +26,10 @@ def new_key() -> str:
 
 
 async def add_media(env: Any, brand: Any, *, kind: str = "image", width: int = 1080, height: int = 1350,
-                    duration: float | None = None) -> str:
+                    status: str = "completed", duration: float | None = None) -> str:
     async with env.db.session(write=True) as s:
         m = Media(id=new_id("med"), workspace_id=brand.workspace_id, brand_id=brand.id, file_name="f.bin",
-                  content_type="image/jpeg" if kind == "image" else "video/mp4", status="completed", source="upload",
+                  content_type="image/jpeg" if kind == "image" else "video/mp4", status=status, source="upload",
                   kind=kind, width=width, height=height, duration=duration, size=200_000, sha256=SHA,
                   asset_id=new_id("ast"), created_at=env.clock.now(), updated_at=env.clock.now())
         s.add(m)

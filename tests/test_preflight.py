@@ -11,20 +11,9 @@ from schemas.ids import new_id
 from storage.tables.content import ContentItem
 from storage.tables.integrations import Integration
 from storage.tables.media import Media
+from tests.schedule_support import add_media
 
 pytestmark = pytest.mark.anyio
-SHA = "a" * 64
-
-
-async def add_media(env, brand, *, kind: str = "image", width: int = 1080, height: int = 1350,
-                    status: str = "completed", duration: float | None = None) -> str:
-    async with env.db.session(write=True) as s:
-        m = Media(id=new_id("med"), workspace_id=brand.workspace_id, brand_id=brand.id, file_name="f.bin",
-                  content_type="image/jpeg" if kind == "image" else "video/mp4", status=status, source="upload",
-                  kind=kind, width=width, height=height, duration=duration, size=200_000, sha256=SHA,
-                  asset_id=new_id("ast"), created_at=env.clock.now(), updated_at=env.clock.now())
-        s.add(m)
-    return m.id
 
 
 class Setup:

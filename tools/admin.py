@@ -80,12 +80,6 @@ class ClaimLinkRequest(RequestModel):
 
 # -- helpers ----------------------------------------------------------------------------------------------------
 
-def _wake(call: Call) -> None:
-    async def wake() -> None:
-        call.rt.wake_worker()
-
-    call.after_commit(wake)
-
 
 def _url_issue(issues: Issues, path: str, url: str) -> None:
     """Syntax, scheme, credentials and IP spelling (no DNS): the fetcher's own URL rules."""
@@ -185,7 +179,7 @@ async def start_website_scan(call: Call, req: StartScanRequest) -> Reply:
     brand.website, brand.updated_at = url, call.now
     advance(prospect, "website_added", call.now)
     scan = await admin_scan.create_scan(call.session, call.now, brand, url)
-    _wake(call)
+    call.wake_worker_after_commit()
     return Reply(status=201, data=await admin_scan.scan_out(call.session, call.rt.settings, scan))
 
 
@@ -272,7 +266,7 @@ async def start_content_pipeline(call: Call, req: BrandPath) -> Reply:
                                                    "most it may hold; delete some drafts to make room.",
                        details={"max": out.SAMPLES_PER_BRAND_MAX})
     run = await admin_pipeline.create_run(session, call.now, brand, call.caller)
-    _wake(call)
+    call.wake_worker_after_commit()
     return Reply(status=201, data={
         "queued": True, "reason": f"A run was queued; it writes up to {out.SAMPLES_PER_RUN} sample drafts.",
         "run": admin_pipeline.run_out(run), "links": links})

@@ -139,3 +139,10 @@ class Call:
     def after_commit(self, fn: Callable[[], Awaitable[None]]) -> None:
         """Run once the transaction has committed (e.g. wake the worker); never runs on failure."""
         self._after_commit.append(fn)
+
+    def wake_worker_after_commit(self) -> None:
+        """New work is due (an approved Schedule, a queued job): an idle worker in this process starts at once."""
+        async def wake() -> None:
+            self.rt.wake_worker()
+
+        self.after_commit(wake)

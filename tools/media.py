@@ -144,12 +144,6 @@ async def _new_media(call: Call, *, source: str, file_name: str, content_type: s
     return media
 
 
-def _wake(call: Call) -> None:
-    async def wake() -> None:
-        call.rt.wake_worker()
-
-    call.after_commit(wake)
-
 
 async def _get(call: Call, media_id: str) -> Media:
     if not is_id(media_id, "med"):
@@ -209,7 +203,7 @@ async def import_media(call: Call, req: ImportMediaRequest) -> Reply:
                              content_type=content_type_from_name(name) or "application/octet-stream",
                              status="processing", source_url=req.url, folder_id=req.folder_id)
     await enqueue_processing(call.session, call.now, media.id)
-    _wake(call)
+    call.wake_worker_after_commit()
     return Reply(status=201, data={
         "id": media.id, "status": media.status, "replayed": False,
         "download_url": media_item(media, call.rt.settings, call.now)["download_url"], "links": _links(media),
@@ -320,7 +314,7 @@ async def update_media(call: Call, req: UpdateMediaRequest) -> dict[str, Any]:
                                        "status to ready_for_processing.", next_action="upload_media_bytes")
         media.status = "ready_for_processing"
         await enqueue_processing(call.session, call.now, media.id)
-        _wake(call)
+        call.wake_worker_after_commit()
         changed = True
     # Any later status (ready_for_processing, processing, completed, failed): already under way or settled;
     # repeating the legacy PATCH changes nothing and starts nothing.

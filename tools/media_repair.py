@@ -29,7 +29,7 @@ from storage.tables.integrations import Integration
 from storage.tables.media import READY_STATUSES, Media
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
-from tools.media import BrandId, MediaId, _get, _new_media, _wake
+from tools.media import BrandId, MediaId, _get, _new_media
 from tools.media_derivatives import (
     SOURCE,
     derivation_record,
@@ -194,7 +194,7 @@ async def repair_media_derivative(call: Call, req: RepairDerivativeRequest) -> R
                                        content_type, FILENAME_MAX),
         derived_from_id=source.id, derivation=record, folder_id=source.folder_id, description=source.description)
     await enqueue_processing(call.session, call.now, media.id)
-    _wake(call)
+    call.wake_worker_after_commit()
     return Reply(status=201, data={
         "media": media_item(media, call.rt.settings, call.now),
         "outcome": "created",

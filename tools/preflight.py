@@ -166,6 +166,21 @@ async def run_preflight(session: AsyncSession, *, brand: Brand, content_item_id:
     return Preflight(payload, result)
 
 
+async def require_schedulable(call: Call, *, content_item_id: str, integration_ids: list[str],
+                              scheduled_at: str | datetime, approval_status: str,
+                              scopes: frozenset[str] | None = None) -> Preflight:
+    """The Schedule admission rule (create, approve, reschedule, publish runs): 422 PREFLIGHT_BLOCKED unless
+    preflight finds the request schedulable. `scopes` defaults to the caller's."""
+    assert call.brand is not None
+    found = await run_preflight(
+        call.session, brand=call.brand, content_item_id=content_item_id, integration_ids=integration_ids,
+        scheduled_at=scheduled_at, approval_status=approval_status,
+        scopes=call.scopes if scopes is None else scopes, now=call.now, upgrade_url=call.rt.settings.upgrade_url)
+    if not found.can_schedule:
+        raise found.blocked_error()
+    return found
+
+
 async def preflight_content(call: Call, req: PreflightRequest) -> dict[str, Any]:
     assert call.brand is not None
     found = await run_preflight(

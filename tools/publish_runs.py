@@ -27,7 +27,7 @@ from storage.tables.publishing import UNSENT_STATUSES, Schedule
 from tools.content_rules import media_ids
 from tools.endpoint import Call, Endpoint, Reply
 from tools.media_items import asset_url
-from tools.preflight import PUBLISH_SCOPE, run_preflight
+from tools.preflight import PUBLISH_SCOPE, require_schedulable
 from tools.schedule_rows import held_state, new_schedule
 
 OLDER_STATUS = {"action_required": "ready_for_processing", "scheduled": "ready_for_processing",
@@ -110,20 +110,10 @@ async def _admit(call: Call, *, content_item_id: str, integration_ids: list[str]
 
     `approved_earlier`: the run keeps an approval a publish:execute holder gave (only its time moves), so the
     caller's own lack of publish:execute is not a blocker."""
-    assert call.brand is not None
     scopes = call.scopes | {PUBLISH_SCOPE} if approved_earlier else call.scopes
-    found = await run_preflight(
-        call.session, brand=call.brand, content_item_id=content_item_id, integration_ids=integration_ids,
-        scheduled_at=scheduled_at, approval_status=approval_status, scopes=scopes, now=call.now,
-        upgrade_url=call.rt.settings.upgrade_url)
-    if not found.can_schedule:
-        raise found.blocked_error()
+    await require_schedulable(call, content_item_id=content_item_id, integration_ids=integration_ids,
+                              scheduled_at=scheduled_at, approval_status=approval_status, scopes=scopes)
 
-
-def _wake(call: Call) -> None:
-    async def wake() -> None:
-        call.rt.wake_worker()
-    call.after_commit(wake)
 
 
 async def list_publish_runs(call: Call, req: sq.ListPublishRunsRequest) -> Reply:
@@ -152,7 +142,7 @@ async def create_publish_run(call: Call, req: sq.CreatePublishRunRequest) -> dic
                             now=call.now)
     await call.session.flush()
     if req.approval_status == "approved":
-        _wake(call)
+        call.wake_worker_after_commit()
     return await _out(call, schedule)
 
 
@@ -219,7 +209,7 @@ async def update_publish_run(call: Call, req: sq.UpdatePublishRunRequest) -> dic
         call.session.add(s)
         await call.session.flush()
         if s.approval_status == "approved":
-            _wake(call)
+            call.wake_worker_after_commit()
     return await _out(call, s)
 
 

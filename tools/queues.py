@@ -142,11 +142,6 @@ async def get_queue(call: Call, req: sq.QueuePath) -> dict[str, Any]:
     return queue_out(await load_queue(call, req.queue_id))
 
 
-def _wake(call: Call) -> None:
-    async def wake() -> None:
-        call.rt.wake_worker()
-    call.after_commit(wake)
-
 
 async def create_queue(call: Call, req: sq.CreateQueueRequest) -> dict[str, Any]:
     assert call.brand is not None and call.caller is not None
@@ -171,7 +166,7 @@ async def create_queue(call: Call, req: sq.CreateQueueRequest) -> dict[str, Any]
     call.session.add(q)
     await call.session.flush()
     if q.next_run_at is not None:
-        _wake(call)
+        call.wake_worker_after_commit()
     return queue_out(q)
 
 
@@ -208,7 +203,7 @@ async def update_queue(call: Call, req: sq.UpdateQueueRequest) -> dict[str, Any]
     call.session.add(q)
     await call.session.flush()
     if q.next_run_at is not None:
-        _wake(call)
+        call.wake_worker_after_commit()
     return queue_out(q)
 
 

@@ -264,17 +264,11 @@ async def request_provider_cleanup(call: Call, req: ProviderCleanupRequest) -> d
         results.append({"integration_id": t.integration_id, "platform": t.platform, "state": t.state,
                         "cleanup": "skipped" if reason else "queued", "skip_reason": reason})
     await call.session.flush()
-    call.after_commit(_wake(call.rt))
+    call.wake_worker_after_commit()
     queued = sum(r["cleanup"] == "queued" for r in results)
     return {"schedule_id": schedule.id, "execution_id": run.id, "outcome": "cleanup_queued", "queued": queued,
             "skipped": len(results) - queued, "targets": results,
             "links": {"receipt": link("get_schedule_receipt", brand_id=call.brand_id, schedule_id=schedule.id)}}
-
-
-def _wake(rt: Runtime) -> Any:
-    async def wake() -> None:
-        rt.wake_worker()
-    return wake
 
 
 def _replayed(data: Any) -> Any:

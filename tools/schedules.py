@@ -40,7 +40,7 @@ from tools import signing
 from tools.content_usage import USAGE_PROBES
 from tools.endpoint import Call, Endpoint
 from tools.links import link
-from tools.preflight import PUBLISH_SCOPE, IntegrationIds, run_preflight
+from tools.preflight import PUBLISH_SCOPE, IntegrationIds, require_schedulable
 from tools.schedule_rows import new_schedule
 
 CURSOR_PURPOSE = "schedule-list-cursor"
@@ -173,20 +173,9 @@ def _refuse_if_cancelled(row: Schedule, action: str) -> None:
 
 async def _ready(call: Call, row: Schedule, when: datetime, approval_status: str) -> None:
     """Readiness re-check with the preflight engine: 422 PREFLIGHT_BLOCKED with its blockers."""
-    assert call.brand is not None
-    found = await run_preflight(
-        call.session, brand=call.brand, content_item_id=row.content_item_id, integration_ids=list(row.integration_ids),
-        scheduled_at=when, approval_status=approval_status, scopes=call.scopes, now=call.now,
-        upgrade_url=call.rt.settings.upgrade_url)
-    if not found.can_schedule:
-        raise found.blocked_error()
+    await require_schedulable(call, content_item_id=row.content_item_id, integration_ids=list(row.integration_ids),
+                              scheduled_at=when, approval_status=approval_status)
 
-
-def _wake(call: Call) -> None:
-    async def wake() -> None:
-        call.rt.wake_worker()
-
-    call.after_commit(wake)
 
 
 def _replayed(data: Any) -> Any:
@@ -203,18 +192,14 @@ async def create_schedule(call: Call, req: CreateScheduleRequest) -> dict[str, A
         call.require_scopes(PUBLISH_SCOPE, reason=" to create an approved Schedule (send approval_status "
                                                   "pending_review to hold it for review instead)")
     when = parse_timestamp(req.scheduled_at)
-    found = await run_preflight(
-        call.session, brand=brand, content_item_id=req.content_item_id, integration_ids=req.integration_ids,
-        scheduled_at=when, approval_status=req.approval_status, scopes=call.scopes, now=call.now,
-        upgrade_url=call.rt.settings.upgrade_url)
-    if not found.can_schedule:
-        raise found.blocked_error()
+    await require_schedulable(call, content_item_id=req.content_item_id, integration_ids=req.integration_ids,
+                              scheduled_at=when, approval_status=req.approval_status)
     row = new_schedule(call.session, brand=brand, content_item_id=req.content_item_id,
                        integration_ids=req.integration_ids, scheduled_at=when, approval_status=req.approval_status,
                        source="api", user_id=caller.user_id, key_id=caller.key_id, now=call.now)
     await call.session.flush()
     if row.status == "scheduled":
-        _wake(call)
+        call.wake_worker_after_commit()
     return {"schedule": schedule_payload(row, None), "outcome": "created"}
 
 
@@ -324,7 +309,7 @@ async def reschedule_schedule(call: Call, req: out.RescheduleRequest) -> dict[st
     call.session.add(row)
     await call.session.flush()
     if row.status == "scheduled":
-        _wake(call)
+        call.wake_worker_after_commit()
     return {"schedule": await one_payload(call.session, row), "outcome": "rescheduled"}
 
 
@@ -371,7 +356,7 @@ async def approve_schedule(call: Call, req: out.ConfirmRequest) -> dict[str, Any
     row.updated_at = call.now
     call.session.add(row)
     await call.session.flush()
-    _wake(call)
+    call.wake_worker_after_commit()
     return {"id": row.id, "schedule": await one_payload(call.session, row), "outcome": "approved"}
 
 
