@@ -140,6 +140,7 @@ class RepairPolicyCapability(_Doc):
     max_upscale: float
     aspect_tolerance: float
     kinds: list[Literal["image", "video"]]
+    max_video_seconds: float = Field(description="Longest video a repair derivative is offered for.")
     modes: list[Literal["centre_crop", "pad"]]
     background: str
 

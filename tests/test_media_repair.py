@@ -18,7 +18,7 @@ from schemas.platforms import REPAIR_POLICY, VALIDATION_VERSION
 from storage.tables.content import ContentItem
 from storage.tables.jobs import Job
 from storage.tables.media import Media
-from tests.media_support import image_bytes, local, process, upload
+from tests.media_support import image_bytes, local, process, upload, video_bytes
 from tools.media_items import blobs
 
 pytestmark = pytest.mark.anyio
@@ -61,10 +61,14 @@ class Repair:
         return await upload(self.env, self.key, (brand or self.brand).id, data, content_type, name,
                             key=f"up-{self.keys}")
 
-    async def item(self, platform: str, post_type: str, media_id: str) -> str:
+    async def item(self, platform: str, post_type: str | None, media_id: str) -> str:
+        """A draft for one platform; post_type None for platforms whose settings have none (X)."""
+        settings: dict[str, Any] = {"media_ids": [media_id]}
+        if post_type is not None:
+            settings["post_type"] = post_type
         body = {"name": "Launch", "copy_mode": "single",
                 "single_copy": {"caption": "New roast", "hashtags": [], "title": None},
-                f"{platform}_settings": {"media_ids": [media_id], "post_type": post_type}}
+                f"{platform}_settings": settings}
         resp = await self.env.rest.post(f"/v1/brands/{self.brand.id}/content-items", json=body, headers=self.h())
         assert resp.status_code == 201, resp.json()
         return resp.json()["data"]["content_item"]["id"]
@@ -346,19 +350,47 @@ async def test_unavailable_option(rp) -> None:
     assert found["unavailable_code"] == error["details"]["unavailable_code"] == "REPAIR_CROP_LOSS_TOO_HIGH"
 
 
-async def test_video_is_not_repaired(rp) -> None:
-    """Repair options cover images only (repair_policy.kinds): a video's options are unavailable."""
+async def test_video_pad_derivative_is_rendered_with_even_geometry_and_clears_the_blocker(rp) -> None:
+    """A 416x96 (4.33:1) video for X (1:3 .. 3:1): cropping would cut 31 % (limit 25 %), so only pad is offered,
+    with even sizes and offsets (the centred offset 21 becomes 20), and PyAV renders exactly that."""
+    env, x = rp.env, rp.world.integrations["x"].id
+    source = await rp.upload(video_bytes(416, 96, seconds=1.0, fps=12), "video/mp4", "clip.mp4")
+    assert source["status"] == "completed", source
+    item = await rp.item("x", None, source["id"])
+    options = await rp.options(item, x)
+    assert options["centre_crop"]["unavailable_code"] == "REPAIR_CROP_LOSS_TOO_HIGH"
+    pad = options["pad"]
+    assert pad["available"] and pad["target"] == {"width": 416, "height": 138}
+    assert pad["pad"] == {"left": 0, "top": 20, "right": 0, "bottom": 22}
+
+    resp = await rp.repair(source["id"], body_of(pad))
+    assert resp.status_code == 201, resp.json()
+    new = resp.json()["data"]["media"]
+    assert new["content_type"] == "video/mp4" and new["file_name"] == "clip-pad-416x138.mp4"
+    assert await process(env) >= 1
+    row = await rp.row(new["id"])
+    assert (row.status, row.kind, row.width, row.height) == ("completed", "video", 416, 138)
+    assert row.duration is not None and abs(row.duration - 1.0) < 0.2  # frame timing kept
+
+    patched = await env.rest.patch(f"/v1/brands/{rp.brand.id}/content-items/{item}", headers=rp.h(),
+                                   json={"x_settings": {"media_ids": [new["id"]]}})
+    assert patched.status_code == 200, patched.json()
+    after = await rp.preflight(item, x)
+    assert not [b for b in after["blockers"] if b["code"].startswith("MEDIA_")], after["blockers"]
+
+
+async def test_video_longer_than_the_policy_is_not_repaired(rp) -> None:
     async with rp.env.db.session(write=True) as s:
         video = Media(id=new_id("med"), workspace_id=rp.brand.workspace_id, brand_id=rp.brand.id, file_name="v.mp4",
                       content_type="video/mp4", status="completed", source="upload", kind="video", width=1920,
-                      height=1080, duration=10.0, size=1000, sha256="ab" * 32, asset_id=new_id("ast"),
-                      created_at=rp.env.clock.now(), updated_at=rp.env.clock.now())
+                      height=1080, duration=REPAIR_POLICY.max_video_seconds + 1, size=1000, sha256="ab" * 32,
+                      asset_id=new_id("ast"), created_at=rp.env.clock.now(), updated_at=rp.env.clock.now())
         s.add(video)
-    body = {"integration_id": rp.world.integrations["instagram"].id, "platform": "instagram", "post_type": "REEL",
+    body = {"integration_id": rp.world.integrations["facebook"].id, "platform": "facebook", "post_type": "FB_REEL",
             "mode": "pad", "repair_option_id": "ro_" + "1" * 32, "policy_version": VALIDATION_VERSION}
     error = await refused(rp, video.id, body, 422, "DOMAIN_VALIDATION_FAILED")
     assert only_issue(error, "$.repair_option_id", "REPAIR_OPTION_UNAVAILABLE")["unavailable_code"] == \
-        "REPAIR_KIND_NOT_SUPPORTED"
+        "REPAIR_VIDEO_TOO_LONG"
 
 
 async def test_transform_beyond_the_loss_limits_fails_closed(rp, wide, monkeypatch) -> None:

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from schemas.platforms import REPAIR_POLICY, VALIDATION_VERSION
+from schemas.platforms import BY_KEY, REPAIR_POLICY, VALIDATION_VERSION
 from schemas.preflight import MediaFacts
 from tools.repair_options import compute_repair_options, find_repair_option, geometry_ok
 
@@ -98,7 +98,10 @@ def test_ids_are_stable_and_depend_on_every_input() -> None:
     (img(1000, 2500), {}, "REPAIR_CROP_LOSS_TOO_HIGH"),
     (img(2000, 1000, sha256=None), {}, "REPAIR_SOURCE_UNKNOWN"),
     (img(0, 0), {}, "REPAIR_SOURCE_UNKNOWN"),
-    (img(2000, 1000, kind="video", content_type="video/mp4"), {"post_type": "REEL"}, "REPAIR_KIND_NOT_SUPPORTED"),
+    (img(5000, 1000, kind="video", content_type="video/mp4", duration=10.0), {"platform": "x", "post_type": "X_POST"},
+     "REPAIR_CROP_LOSS_TOO_HIGH"),  # 5:1 -> 3:1 cuts 40%
+    (img(2000, 1000, kind="video", content_type="video/mp4"), {"platform": "x", "post_type": "X_POST"},
+     "REPAIR_SOURCE_UNKNOWN"),  # a video's duration must be known
     (img(100, 100), {"platform": "facebook", "post_type": "FB_STORY"}, None),
 ])
 def test_crop_unavailable(media, over, code) -> None:
@@ -139,3 +142,33 @@ def test_find_repair_option_exact_match_only() -> None:
     assert find_repair_option(crop.id, mode="centre_crop", **{**args, "policy_version": "2020-01-01.1"}) is None
     assert find_repair_option(crop.id, mode="centre_crop", **{**args, "integration_id": "int_other"}) is None
     assert find_repair_option(crop.id, mode="centre_crop", **{**args, "post_type": "STORY"}) is None
+
+
+def test_kinds_outside_the_policy_are_not_transformed() -> None:
+    images_only = dataclasses.replace(REPAIR_POLICY, kinds=("image",))
+    video = img(1000, 250, kind="video", content_type="video/mp4", duration=10.0)
+    for option in compute_repair_options(**{**BASE, "platform": "x", "post_type": "X_POST"}, media=video,
+                                         policy=images_only):
+        assert not option.available and option.unavailable_code == "REPAIR_KIND_NOT_SUPPORTED"
+
+
+def test_video_geometry_is_even_where_an_image_would_be_odd() -> None:
+    # 1000x250 (4:1) for X video (1:3 .. 3:1): the centred crop keeps 750 wide at x=125; a video's crop box
+    # starts on an even column instead, and every size is even (H.264 4:2:0).
+    over = {"platform": "x", "post_type": "X_POST"}
+    video = options(img(1000, 250, kind="video", content_type="video/mp4", duration=10.0), **over)
+    crop, pad = video["centre_crop"], video["pad"]
+    assert crop.available and crop.crop.model_dump() == {"x": 124, "y": 0, "width": 750, "height": 250}
+    assert crop.target.model_dump() == {"width": 750, "height": 250}
+    assert pad.available and pad.target.width % 2 == 0 and pad.target.height % 2 == 0
+    numbers = [*pad.resize.model_dump().values(), *pad.pad.model_dump().values(), *pad.safe_area.model_dump().values()]
+    assert all(v % 2 == 0 for v in numbers), pad
+    assert pad.resize.width + pad.pad.left + pad.pad.right == pad.target.width
+    assert geometry_ok(pad.target.width, pad.target.height, BY_KEY["x"].rules.post_type("X_POST").spec("video"),
+                       REPAIR_POLICY.aspect_tolerance)
+
+
+def test_video_longer_than_the_policy_is_explained() -> None:
+    over = {"platform": "x", "post_type": "X_POST"}
+    long = img(1000, 250, kind="video", content_type="video/mp4", duration=REPAIR_POLICY.max_video_seconds + 0.5)
+    assert {o.unavailable_code for o in options(long, **over).values()} == {"REPAIR_VIDEO_TOO_LONG"}

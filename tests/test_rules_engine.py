@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from schemas.platform_settings import SETTINGS_MODELS
-from schemas.platforms import BY_KEY, PLATFORMS, VALIDATION_VERSION
+from schemas.platforms import BY_KEY, PLATFORMS, REPAIR_POLICY, VALIDATION_VERSION
 from schemas.preflight import ContentFacts, IntegrationFacts, MediaFacts, PlanFacts, PreflightFacts
 from tools.rules_engine import ACTIONS, evaluate
 
@@ -460,10 +460,19 @@ def test_aspect_blocker_carries_repair_options() -> None:
     assert "repair_options" not in other.to_dict()
 
 
-def test_video_geometry_blocker_explains_why_no_option() -> None:
+def test_video_geometry_blocker_offers_even_options_within_the_duration_budget() -> None:
+    # A square video for a 9:16 Facebook reel: cropping would cut 44 % (limit 25 %), padding fits.
     r = evaluate(facts("facebook", media=[video(V1, 1080, 1080)]))
     issue = next(i for i in r.blockers if i.code == "MEDIA_ASPECT_RATIO_OUT_OF_RANGE")
-    assert {o.unavailable_code for o in issue.repair_options} == {"REPAIR_KIND_NOT_SUPPORTED"}
+    by_mode = {o.mode: o for o in issue.repair_options}
+    assert by_mode["centre_crop"].unavailable_code == "REPAIR_CROP_LOSS_TOO_HIGH"
+    pad = by_mode["pad"]
+    assert pad.available and pad.target.model_dump() == {"width": 1080, "height": 1920}
+    assert all(v % 2 == 0 for v in (*pad.resize.model_dump().values(), *pad.pad.model_dump().values()))
+    # Longer than the policy renders: explained, not offered.
+    long = evaluate(facts("facebook", media=[video(V1, 1080, 1080, duration=REPAIR_POLICY.max_video_seconds + 1)]))
+    issue = next(i for i in long.blockers if i.code == "MEDIA_ASPECT_RATIO_OUT_OF_RANGE")
+    assert {o.unavailable_code for o in issue.repair_options} == {"REPAIR_VIDEO_TOO_LONG"}
     assert all(not o.available and o.id is None and o.explanation for o in issue.repair_options)
 
 

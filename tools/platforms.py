@@ -109,7 +109,8 @@ def capabilities_document() -> dict[str, Any]:
         "counting_methods": [{"key": k, "description": v} for k, v in COUNTING_DESCRIPTIONS.items()],
         "repair_policy": {"max_crop_loss": policy.max_crop_loss, "max_pad_share": policy.max_pad_share,
                           "max_upscale": policy.max_upscale, "aspect_tolerance": policy.aspect_tolerance,
-                          "kinds": list(policy.kinds), "modes": list(MODES), "background": policy.background},
+                          "kinds": list(policy.kinds), "max_video_seconds": policy.max_video_seconds,
+                          "modes": list(MODES), "background": policy.background},
         "platforms": [_platform(p) for p in public_platforms()],
     }
     return Capabilities.model_validate(doc).model_dump(mode="json")

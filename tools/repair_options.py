@@ -8,7 +8,9 @@ target size and safe area. The media repair-derivative route recomputes the opti
 accepts only an exact ID match (`find_repair_option`), so a stale option (new source bytes, new policy
 version, changed rules) fails closed.
 
-Geometry uses exact fractions; sizes are whole pixels. Pure: no database, no I/O.
+Geometry uses exact fractions; sizes are whole pixels. Video geometry is even throughout (crop box, sizes and
+pad offsets), because H.264 4:2:0 output has even sizes and FFmpeg's crop and pad filters round odd offsets
+down: the option is then exactly what gets rendered. Pure: no database, no I/O.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ MODES = ("centre_crop", "pad")
 UNAVAILABLE = {
     "REPAIR_SOURCE_UNKNOWN": "The source's dimensions or content hash are not known yet; read the media again "
                              "once processing has finished.",
-    "REPAIR_KIND_NOT_SUPPORTED": "Only images can be transformed; re-export the video at the required size "
+    "REPAIR_KIND_NOT_SUPPORTED": "This kind of media cannot be transformed; re-export it at the required size "
                                  "and aspect ratio and upload it.",
+    "REPAIR_VIDEO_TOO_LONG": "The video is longer than the repair policy renders (max_video_seconds in "
+                             "get_platform_capabilities); re-export it at the required size and aspect ratio.",
     "REPAIR_CROP_LOSS_TOO_HIGH": "A centre crop would cut away more of the image than the repair policy allows; "
                                  "crop it yourself or use the pad option.",
     "REPAIR_PADDING_TOO_HIGH": "Padding would fill more of the image than the repair policy allows; use the "
@@ -109,6 +113,16 @@ def _scaled(n: int, s: Fraction, lo: int | None, hi: int | None) -> int:
     return max(v, 1)
 
 
+def _even(v: int, lo: int | None, hi: int | None) -> int:
+    """The even size nearest `v` (down first) that stays within [lo, hi]; `v` when none does."""
+    if v % 2 == 0:
+        return v
+    for candidate in (v - 1, v + 1):
+        if candidate >= max(lo or 2, 2) and (hi is None or candidate <= hi):
+            return candidate
+    return v
+
+
 def _unavailable(mode: str, code: str, base: dict[str, Any]) -> RepairOption:
     return RepairOption(available=False, mode=mode, unavailable_code=code,  # type: ignore[arg-type]
                         explanation=UNAVAILABLE[code], **base)
@@ -119,7 +133,8 @@ def _option_id(base: dict[str, Any], mode: str, geometry: dict[str, Any]) -> str
     return "ro_" + hashlib.sha256(body.encode()).hexdigest()[:32]
 
 
-def _centre_crop(W: int, H: int, spec: MediaSpec, policy: RepairPolicy, base: dict[str, Any]) -> RepairOption:
+def _centre_crop(W: int, H: int, spec: MediaSpec, policy: RepairPolicy, base: dict[str, Any],
+                 even: bool = False) -> RepairOption:
     r = _target_ratio(W, H, spec)
     if Fraction(W, H) > r:  # too wide: keep full height, cut the sides (floor keeps the ratio inside bounds)
         cw, ch = max(1, math.floor(H * r)), H
@@ -127,6 +142,8 @@ def _centre_crop(W: int, H: int, spec: MediaSpec, policy: RepairPolicy, base: di
         cw, ch = W, max(1, math.floor(W / r))
     else:
         cw, ch = W, H
+    if even:
+        cw, ch = _even(cw, 2, W), _even(ch, 2, H)
     loss = 1 - Fraction(cw * ch, W * H)
     if loss > Fraction(policy.max_crop_loss).limit_denominator(10_000):
         return _unavailable("centre_crop", "REPAIR_CROP_LOSS_TOO_HIGH", base)
@@ -137,9 +154,14 @@ def _centre_crop(W: int, H: int, spec: MediaSpec, policy: RepairPolicy, base: di
         return _unavailable("centre_crop", "REPAIR_UPSCALE_TOO_HIGH", base)
     tw = _scaled(cw, s, spec.min_width, spec.max_width)
     th = _scaled(ch, s, spec.min_height, spec.max_height)
-    if not geometry_ok(tw, th, spec, policy.aspect_tolerance):
+    if even:
+        tw, th = _even(tw, spec.min_width, spec.max_width), _even(th, spec.min_height, spec.max_height)
+    x, y = (W - cw) // 2, (H - ch) // 2
+    if even:
+        x, y = x - x % 2, y - y % 2
+    if not geometry_ok(tw, th, spec, policy.aspect_tolerance) or (even and (tw % 2 or th % 2 or cw % 2 or ch % 2)):
         return _unavailable("centre_crop", "REPAIR_NO_GEOMETRY", base)
-    crop = Box(x=(W - cw) // 2, y=(H - ch) // 2, width=cw, height=ch)
+    crop = Box(x=x, y=y, width=cw, height=ch)
     target = Size(width=tw, height=th)
     safe = Box(x=0, y=0, width=tw, height=th)
     geometry = {"source": {"width": W, "height": H}, "crop": crop.model_dump(), "target": target.model_dump(),
@@ -149,7 +171,8 @@ def _centre_crop(W: int, H: int, spec: MediaSpec, policy: RepairPolicy, base: di
                         crop_loss=round(float(loss), 4), pad_share=0.0, scale=round(float(s), 6), **base)
 
 
-def _pad(W: int, H: int, spec: MediaSpec, policy: RepairPolicy, base: dict[str, Any]) -> RepairOption:
+def _pad(W: int, H: int, spec: MediaSpec, policy: RepairPolicy, base: dict[str, Any],
+         even: bool = False) -> RepairOption:
     r = _target_ratio(W, H, spec)
     if Fraction(W, H) > r:  # too wide: add height (ceil keeps the ratio inside bounds)
         pw, ph = W, math.ceil(W / r)
@@ -165,12 +188,19 @@ def _pad(W: int, H: int, spec: MediaSpec, policy: RepairPolicy, base: dict[str, 
     tw = _scaled(pw, s, spec.min_width, spec.max_width)
     th = _scaled(ph, s, spec.min_height, spec.max_height)
     rw, rh = min(tw, max(1, round(W * s))), min(th, max(1, round(H * s)))
+    if even:
+        tw, th = _even(tw, spec.min_width, spec.max_width), _even(th, spec.min_height, spec.max_height)
+        rw, rh = _even(min(rw, tw), 2, tw), _even(min(rh, th), 2, th)
+        if any(v % 2 for v in (tw, th, rw, rh)):
+            return _unavailable("pad", "REPAIR_NO_GEOMETRY", base)
     share = 1 - Fraction(rw * rh, tw * th)
     if share > Fraction(policy.max_pad_share).limit_denominator(10_000):
         return _unavailable("pad", "REPAIR_PADDING_TOO_HIGH", base)
     if not geometry_ok(tw, th, spec, policy.aspect_tolerance):
         return _unavailable("pad", "REPAIR_NO_GEOMETRY", base)
     left, top = (tw - rw) // 2, (th - rh) // 2
+    if even:
+        left, top = left - left % 2, top - top % 2
     pad = Padding(left=left, top=top, right=tw - rw - left, bottom=th - rh - top)
     target, resize = Size(width=tw, height=th), Size(width=rw, height=rh)
     safe = Box(x=left, y=top, width=rw, height=rh)
@@ -200,10 +230,13 @@ def _compute(integration_id: str, platform: str, post_type: str, media: MediaFac
         return tuple(_unavailable(m, "REPAIR_KIND_NOT_SUPPORTED", base) for m in MODES)
     if spec is None:
         return tuple(_unavailable(m, "REPAIR_NO_GEOMETRY", base) for m in MODES)
-    if not media.width or not media.height or not media.sha256:
+    video = media.kind == "video"
+    if not media.width or not media.height or not media.sha256 or (video and media.duration is None):
         return tuple(_unavailable(m, "REPAIR_SOURCE_UNKNOWN", base) for m in MODES)
-    return (_centre_crop(media.width, media.height, spec, policy, base),
-            _pad(media.width, media.height, spec, policy, base))
+    if video and media.duration > policy.max_video_seconds:  # type: ignore[operator]
+        return tuple(_unavailable(m, "REPAIR_VIDEO_TOO_LONG", base) for m in MODES)
+    return (_centre_crop(media.width, media.height, spec, policy, base, even=video),
+            _pad(media.width, media.height, spec, policy, base, even=video))
 
 
 def find_repair_option(option_id: str, *, mode: str, integration_id: str, platform: str, post_type: str,

@@ -17,10 +17,10 @@ from schemas.platforms.rules import PlatformRules
 
 # Version tag of the validation policy (date and sequence). Bump it whenever any rule changes: preflight
 # reports it, repair options are issued under it (`policy_version`) and the capabilities ETag changes with it.
-VALIDATION_VERSION = "2026-11-22.2"
+VALIDATION_VERSION = "2026-11-22.3"
 # Fingerprint of the rules data that VALIDATION_VERSION describes. A test recomputes it: when the rules
 # change, bump VALIDATION_VERSION and record the new fingerprint here (the test prints it).
-RULES_FINGERPRINT = "sha256:1149a9135feaf491517edc24243a4438cbce67aa437a3fc6479a20ec65cbd3ad"
+RULES_FINGERPRINT = "sha256:2b63e486dfb4fdab50697bc6ad4c35dad71eb21ff5350ff6c938f69d17a525cb"
 
 
 @dataclass(frozen=True)

@@ -432,7 +432,7 @@ RULES: dict[str, PlatformRules] = {
 }
 
 # Repair options (preflight) and the media repair-derivative route use these limits; they are versioned with
-# the rules. Images only: the derivative route transforms still images.
+# the rules. Video geometry is even (H.264 4:2:0) and bounded in duration (one render per job lease).
 REPAIR_POLICY = RepairPolicy(max_crop_loss=0.25, max_pad_share=0.5, max_upscale=2.0, aspect_tolerance=0.01,
-                             kinds=("image",), background="#000000",
+                             kinds=("image", "video"), max_video_seconds=120.0, background="#000000",
                              source=SPEC + "Versioning 2 (repair options under a versioned policy)")

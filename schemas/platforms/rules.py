@@ -124,6 +124,9 @@ class RepairPolicy:
     max_upscale: float  # largest scale factor applied to the source
     aspect_tolerance: float  # relative tolerance when checking an aspect ratio against its bounds
     kinds: tuple[Kind, ...]  # media kinds the repair-derivative route can transform
+    # Longest video a derivative is rendered for: one render must finish well inside the worker's job lease
+    # (re-encoding runs at roughly real time or faster on one core at the preset used).
+    max_video_seconds: float
     background: str  # pad colour
     source: str
 
