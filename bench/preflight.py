@@ -20,16 +20,12 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.scratch import scratch_runtime
 from schemas.ids import new_id
 from schemas.scopes import ALL_SCOPES
-from schemas.settings import Settings
-from schemas.time import FrozenClock
 from server.dispatch import Dispatcher
-from storage.db import Database
-from storage.migrate import upgrade
 from storage.tables.media import Media
 from tools import catalogue, operator
-from tools.runtime import Runtime
 
 # 20 targets: two accounts on each of these ten platforms
 PLATFORMS = ("instagram", "tiktok", "facebook", "youtube", "linkedin", "x", "bluesky", "threads", "pinterest",
@@ -38,11 +34,8 @@ PLATFORMS = ("instagram", "tiktok", "facebook", "youtube", "linkedin", "x", "blu
 
 async def main(repeat: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite+aiosqlite:///{tmp}/bench.db"
-        clock = FrozenClock("2026-01-05T09:00:00.000Z")
-        rt = Runtime(settings=Settings(home=Path(tmp), database_url=url, rate_limit_requests=0,
-                                       worker_enabled=False), db=Database(url), clock=clock)
-        await upgrade(rt.db)
+        rt = await scratch_runtime(tmp)
+        clock = rt.clock
         now = clock.now()
         async with rt.db.session(write=True) as s:
             ws = await operator.create_workspace(s, now, "Bench", plan_id="agency")

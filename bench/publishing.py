@@ -22,16 +22,12 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.scratch import scratch_runtime
 from schemas.ids import new_id
 from schemas.scopes import ALL_SCOPES
-from schemas.settings import Settings
-from schemas.time import FrozenClock
-from storage.db import Database
-from storage.migrate import upgrade
 from storage.tables.content import ContentItem
 from storage.tables.publishing import Publication
 from tools import operator, publishing
-from tools.runtime import Runtime
 from tools.schedule_rows import new_schedule
 
 PLATFORMS = ("instagram", "facebook", "linkedin")
@@ -39,11 +35,8 @@ PLATFORMS = ("instagram", "facebook", "linkedin")
 
 async def main(schedules: int, database: str | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        url = database or f"sqlite+aiosqlite:///{tmp}/bench.db"
-        clock = FrozenClock("2026-01-05T09:00:00.000Z")
-        rt = Runtime(settings=Settings(home=Path(tmp), database_url=url, rate_limit_requests=0,
-                                       worker_enabled=False), db=Database(url), clock=clock)
-        await upgrade(rt.db)
+        rt = await scratch_runtime(tmp, database)
+        clock = rt.clock
         now = clock.now()
         async with rt.db.session(write=True) as s:
             ws = await operator.create_workspace(s, now, f"Bench {new_id('x')}", plan_id="agency")

@@ -25,21 +25,17 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.scratch import scratch_runtime
 from schemas.ids import new_id
 from schemas.platforms import VALIDATION_VERSION
 from schemas.preflight import MediaFacts
 from schemas.scopes import ALL_SCOPES
-from schemas.settings import Settings
-from schemas.time import FrozenClock
 from server.dispatch import Dispatcher
 from server.worker import Worker
-from storage.db import Database
-from storage.migrate import upgrade
 from storage.tables.media import Media
 from tools import catalogue, operator
 from tools.media_items import blobs
 from tools.repair_options import compute_repair_options
-from tools.runtime import Runtime
 
 
 def picture(width: int, height: int) -> bytes:
@@ -57,11 +53,8 @@ def floor_render(data: bytes, box: tuple[int, int, int, int]) -> None:
 async def main(repeat: int, width: int, height: int) -> None:
     data = picture(width, height)
     with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite+aiosqlite:///{tmp}/bench.db"
-        clock = FrozenClock("2026-01-05T09:00:00.000Z")
-        rt = Runtime(settings=Settings(home=Path(tmp), database_url=url, rate_limit_requests=0,
-                                       worker_enabled=False), db=Database(url), clock=clock)
-        await upgrade(rt.db)
+        rt = await scratch_runtime(tmp)
+        clock = rt.clock
         now = clock.now()
         async with rt.db.session(write=True) as s:
             ws = await operator.create_workspace(s, now, "Bench", plan_id="agency")

@@ -11,44 +11,26 @@ from schemas.ids import new_id
 from storage.tables.content import ContentItem
 from storage.tables.integrations import Integration
 from storage.tables.media import Media
-from tests.schedule_support import add_media
+from tests.schedule_support import Sched, add_media
 
 pytestmark = pytest.mark.anyio
 
 
-class Setup:
-    def __init__(self, world: Any) -> None:
-        self.world, self.env = world, world.env
-        self.brand = world.brand_a
-        self.ig, self.tt = world.integrations["instagram"].id, world.integrations["tiktok"].id
+class Setup(Sched):
+    """The schedule tests' brand and draft, plus the preflight call."""
 
     def url(self, item_id: str) -> str:
         return f"/v1/brands/{self.brand.id}/content-items/{item_id}/preflight"
 
-    async def item(self, **overrides: Any) -> str:
-        body = {"name": "Launch", "copy_mode": "single",
-                "single_copy": {"caption": "New roast", "hashtags": ["coffee"], "title": None},
-                "instagram_settings": {"media_ids": [self.image], "post_type": "GRID_POST"},
-                "tiktok_settings": {"media_ids": [self.video], "post_type": "VIDEO",
-                                    "privacy_level": "SELF_ONLY", "agreed_to_terms": True},
-                **overrides}
-        resp = await self.env.rest.post(f"/v1/brands/{self.brand.id}/content-items", json=body,
-                                        headers=self.env.auth(self.world.full_key))
-        assert resp.status_code == 201, resp.json()
-        return resp.json()["data"]["content_item"]["id"]
-
     async def run(self, item_id: str, secret: str | None = None, **body: Any) -> Any:
-        body.setdefault("integration_ids", sorted([self.ig, self.tt]))
+        body.setdefault("integration_ids", self.targets)
         return await self.env.rest.post(self.url(item_id), json=body,
                                         headers=self.env.auth(secret or self.world.full_key))
 
 
 @pytest.fixture
 async def pf(world) -> Setup:
-    s = Setup(world)
-    s.image = await add_media(world.env, world.brand_a)
-    s.video = await add_media(world.env, world.brand_a, kind="video", width=1080, height=1920, duration=15.0)
-    return s
+    return await Setup(world).setup()  # type: ignore[return-value]
 
 
 def codes(issues: list[dict]) -> set[str]:

@@ -7,9 +7,7 @@ probes the bytes. Handlers create records, check input and read; they never poll
 
 from __future__ import annotations
 
-import base64
-import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -230,31 +228,16 @@ async def request_media_upload_url(call: Call, req: RequestUploadUrlRequest) -> 
 
 # -- list cursor: signed, bound to the brand, positioned on the last row scanned -------------------------------------
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
 def encode_cursor(call: Call, media: Media) -> str:
-    body = _b64(json.dumps({"t": iso(media.created_at), "i": media.id}, separators=(",", ":")).encode())
-    return f"{body}.{signing.sign(call.rt.settings, CURSOR_PURPOSE, call.brand_id, body)}"
+    return signing.encode_position(call.rt.settings, CURSOR_PURPOSE, (call.brand_id,), media.created_at, media.id)
 
 
 def decode_cursor(call: Call, cursor: str) -> tuple[datetime, str]:
-    body, _, signature = cursor.partition(".")
-    invalid = ApiError("INVALID_CURSOR", "This cursor is not valid for this brand's media list; read the list again "
+    position = signing.decode_position(call.rt.settings, CURSOR_PURPOSE, (call.brand_id,), cursor, "med")
+    if position is None:
+        raise ApiError("INVALID_CURSOR", "This cursor is not valid for this brand's media list; read the list again "
                                          "without a cursor.")
-    if not body or not signature or not signing.verify(call.rt.settings, signature, CURSOR_PURPOSE, call.brand_id,
-                                                       body):
-        raise invalid
-    try:
-        data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-        created = datetime.fromisoformat(data["t"].replace("Z", "+00:00")).astimezone(UTC)
-        media_id = data["i"]
-    except (ValueError, KeyError, TypeError, AttributeError):
-        raise invalid from None
-    if not is_id(media_id, "med"):
-        raise invalid
-    return created, media_id
+    return position
 
 
 def _listed(media: Media, now: datetime) -> bool:

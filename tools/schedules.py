@@ -10,8 +10,6 @@ Receipts and provider cleanup live in tools/receipts.py; the worker that publish
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Annotated, Any
@@ -23,7 +21,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import schedules as out
 from schemas.errors import ApiError, issue
-from schemas.ids import Id, is_id
+from schemas.ids import Id
 from schemas.requests import RequestModel
 from schemas.time import iso, parse_timestamp
 from storage.tables.autopilot import AutopilotItem
@@ -207,17 +205,12 @@ async def get_schedule(call: Call, req: out.SchedulePath) -> dict[str, Any]:
     return await one_payload(call.session, await _load(call, req.schedule_id))
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
 def _cursor_parts(call: Call, start: datetime, end: datetime, label: str | None, direction: str) -> tuple[str, ...]:
     return (call.brand_id, iso(start) or "", iso(end) or "", label or "", direction)
 
 
 def _encode_cursor(call: Call, parts: tuple[str, ...], row: Schedule) -> str:
-    body = _b64(json.dumps({"t": iso(row.scheduled_at), "i": row.id}, separators=(",", ":")).encode())
-    return f"{body}.{signing.sign(call.rt.settings, CURSOR_PURPOSE, *parts, body)}"
+    return signing.encode_position(call.rt.settings, CURSOR_PURPOSE, parts, row.scheduled_at, row.id)
 
 
 def _decode_cursor(call: Call, parts: tuple[str, ...], cursor: str) -> tuple[datetime, str]:
@@ -225,18 +218,10 @@ def _decode_cursor(call: Call, parts: tuple[str, ...], cursor: str) -> tuple[dat
                                          "and order_direction; read the list again without cursor.",
                        issues=[issue("$.cursor", "INVALID_CURSOR", "Send next_cursor with the same from, to, label "
                                                                    "and order_direction as the page that returned it.")])
-    body, _, signature = cursor.partition(".")
-    if not body or not signature or not signing.verify(call.rt.settings, signature, CURSOR_PURPOSE, *parts, body):
+    position = signing.decode_position(call.rt.settings, CURSOR_PURPOSE, parts, cursor, "sch")
+    if position is None:
         raise invalid
-    try:
-        data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-        anchor = parse_timestamp(data["t"])
-        schedule_id = data["i"]
-    except (ValueError, KeyError, TypeError, AttributeError):
-        raise invalid from None
-    if not is_id(schedule_id, "sch"):
-        raise invalid
-    return anchor, schedule_id
+    return position
 
 
 def _window(req: Any) -> tuple[datetime, datetime]:

@@ -10,12 +10,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import os
 import secrets
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 
+from schemas.ids import is_id
 from schemas.settings import Settings
+from schemas.time import iso, parse_timestamp
 
 KEY_FILE = "signing.key"
 SEPARATOR = "\x1f"
@@ -55,3 +59,26 @@ def sign(settings: Settings, purpose: str, *parts: str) -> str:
 
 def verify(settings: Settings, signature: str, purpose: str, *parts: str) -> bool:
     return hmac.compare_digest(sign(settings, purpose, *parts).encode(), signature.encode("utf-8", "replace"))
+
+
+# -- keyset list cursors: the last row's (time, id), signed and bound to everything that defines the list -------
+
+def encode_position(settings: Settings, purpose: str, bound: tuple[str, ...], at: datetime, row_id: str) -> str:
+    """A cursor naming the last row of a page; it verifies only with the same purpose and `bound` values (brand,
+    window, filters, direction)."""
+    body = _b64(json.dumps({"t": iso(at), "i": row_id}, separators=(",", ":")).encode())
+    return f"{body}.{sign(settings, purpose, *bound, body)}"
+
+
+def decode_position(settings: Settings, purpose: str, bound: tuple[str, ...], cursor: str,
+                    id_prefix: str) -> tuple[datetime, str] | None:
+    """(time, id) of a cursor from `encode_position`, or None when it is forged, foreign or malformed."""
+    body, _, signature = cursor.partition(".")
+    if not body or not signature or not verify(settings, signature, purpose, *bound, body):
+        return None
+    try:
+        data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+        at, row_id = parse_timestamp(data["t"]), data["i"]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return (at, row_id) if is_id(row_id, id_prefix) else None
