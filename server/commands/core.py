@@ -8,7 +8,7 @@ from sqlmodel import select
 
 from schemas.scopes import parse_scopes
 from server.cli import add_json_flag, emit, run_with_runtime
-from storage.migrate import check_current, upgrade
+from storage.migrate import check_current, display_url, upgrade
 from storage.tables.accounts import Workspace
 from storage.tables.brands import Brand
 from tools import operator
@@ -48,9 +48,9 @@ async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
                                                         parse_scopes("all"), role="admin")
                 brands = (await session.exec(select(Brand).where(Brand.workspace_id == ws.id)
                                              .order_by(Brand.created_at, Brand.id))).all()
-            obj = {"database": rt.db.url, "workspace": {"id": ws.id, "name": ws.name},
+            obj = {"database": display_url(rt.db.url), "workspace": {"id": ws.id, "name": ws.name},
                    "brands": [{"id": b.id, "name": b.name} for b in brands], "api_key": key_out(key, secret, "admin")}
-            text = (f"Database ready: {rt.db.url}\nWorkspace {ws.name} ({ws.id})\n"
+            text = (f"Database ready: {display_url(rt.db.url)}\nWorkspace {ws.name} ({ws.id})\n"
                     + "".join(f"  brand {b.name} ({b.id})\n" for b in brands)
                     + f"API key (shown once, all scopes):\n  {secret}\n"
                     f"Try: curl -H 'Authorization: Bearer {secret}' http://127.0.0.1:8000/v1/context")
@@ -58,8 +58,8 @@ async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
             ws = (await session.exec(select(Workspace).limit(1))).first()
             if ws is None:
                 ws = await operator.create_workspace(session, now, args.workspace_name)
-            obj = {"database": rt.db.url, "workspace": {"id": ws.id, "name": ws.name}}
-            text = f"Database ready: {rt.db.url}\nWorkspace {ws.name} ({ws.id})"
+            obj = {"database": display_url(rt.db.url), "workspace": {"id": ws.id, "name": ws.name}}
+            text = f"Database ready: {display_url(rt.db.url)}\nWorkspace {ws.name} ({ws.id})"
     emit(args, obj, text)
 
 
