@@ -8,7 +8,7 @@ import uvicorn
 
 from schemas.settings import Settings
 from server.app import build_app
-from server.cli import run_with_runtime
+from server.cli import add_json_flag, emit, run_with_runtime
 from server.worker import Worker
 from storage.migrate import check_current, preflight
 from tools.runtime import Runtime
@@ -33,7 +33,7 @@ async def cmd_worker(args: argparse.Namespace, rt: Runtime) -> None:
     worker = Worker(rt)
     if args.once:
         done = await worker.run_once()
-        print(f"worker pass done: {done} item(s) processed")
+        emit(args, {"processed": done}, f"worker pass done: {done} item(s) processed")
     else:
         await worker.run_forever()
 
@@ -49,4 +49,5 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("worker", help="run the publishing worker")
     p.add_argument("--once", action="store_true", help="process what is due now, then exit")
+    add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_worker))
