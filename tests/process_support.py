@@ -38,28 +38,31 @@ class Deployment:
 
     home: Path
     url: str
+    extra_env: dict[str, str] = field(default_factory=dict)
     processes: list[subprocess.Popen] = field(default_factory=list)
 
-    def env(self) -> dict[str, str]:
+    def env(self, **more: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SOCIALPUB_")}
-        env.update(SOCIALPUB_HOME=str(self.home), SOCIALPUB_DATABASE_URL=self.url, SOCIALPUB_RATE_LIMIT="0")
+        env.update(SOCIALPUB_HOME=str(self.home), SOCIALPUB_DATABASE_URL=self.url, SOCIALPUB_RATE_LIMIT="0",
+                   **self.extra_env, **more)
         return env
 
     def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         return subprocess.run([CLI, *args], env=self.env(), capture_output=True, text=True, timeout=timeout)
 
-    def start(self, *args: str) -> subprocess.Popen:
+    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
         log = open(self.home / f"proc-{len(self.processes)}.log", "w")  # noqa: SIM115 - closed with the process
-        proc = subprocess.Popen([CLI, *args], env=self.env(), stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([CLI, *args], env=self.env(**(env or {})), stdout=log, stderr=subprocess.STDOUT)
         proc.log_path = log.name  # type: ignore[attr-defined]
         self.processes.append(proc)
         return proc
 
     def serve(self, *args: str, path: str = "/v1/platforms/capabilities", command: str = "serve") -> str:
-        """Start a server on a free port and wait until it answers; returns its base URL."""
+        """Start a server on a free port (its own address as SOCIALPUB_PUBLIC_URL) and wait until it answers;
+        returns its base URL."""
         port = free_port()
-        proc = self.start(command, "--port", str(port), *args)
         base = f"http://127.0.0.1:{port}"
+        proc = self.start(command, "--port", str(port), *args, env={"SOCIALPUB_PUBLIC_URL": base})
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if proc.poll() is not None:
