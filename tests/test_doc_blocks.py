@@ -117,3 +117,15 @@ def test_doc_block_skipped(block) -> None:
 @pytest.mark.parametrize("path", DOC_FILES, ids=rel)
 def test_skip_markers_sit_directly_above_a_shell_block(path: Path) -> None:
     assert stray_markers(path) == [], f"{rel(path)}: a doc-test marker must be the line right above a fence"
+
+
+def test_mcp_quick_start_key_reaches_the_default_tools_but_publishing() -> None:
+    """docs/mcp.md's agent key: a scope missing there hides its tools without a word (they are not listed)."""
+    from server.mcp_server.tools import specs
+    from tools.toolsets import DEFAULT_TOOLSETS
+
+    quick_start = blocks(ROOT / "docs" / "mcp.md")[0].code
+    scopes = set(quick_start.split("--scopes ", 1)[1].split()[0].split(","))
+    needed = {s for spec in specs().values() if spec.endpoint.toolset in DEFAULT_TOOLSETS
+              for s in spec.endpoint.scopes}
+    assert needed - scopes == {"publish:execute", "integrations:write"}, sorted(needed - scopes)
