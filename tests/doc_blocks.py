@@ -45,7 +45,8 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.path.relative_to(ROOT)}:{self.line}"
+        shown = self.path.relative_to(ROOT) if self.path.is_relative_to(ROOT) else self.path
+        return f"{shown}:{self.line}"
 
     def commands(self, values: dict[str, str] | None = None) -> str:
         """The block as a shell script: console prompts stripped, placeholders substituted."""
@@ -55,7 +56,7 @@ class Block:
         else:
             code = self.code
         for literal, name in PLACEHOLDERS.items():
-            if values is not None:
+            if values and name in values:
                 code = code.replace(literal, values[name])
         return code
 

@@ -129,3 +129,18 @@ def test_mcp_quick_start_key_reaches_the_default_tools_but_publishing() -> None:
     needed = {s for spec in specs().values() if spec.endpoint.toolset in DEFAULT_TOOLSETS
               for s in spec.endpoint.scopes}
     assert needed - scopes == {"publish:execute", "integrations:write"}, sorted(needed - scopes)
+
+
+def test_runner_names_the_failing_block_and_honours_markers(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text("# A doc\n\n```bash\nSEEN=first\n```\n\n<!-- doc-test: skip not here -->\n```sh\nexit 7\n```\n\n"
+                   "```console\n$ echo \"$SEEN\" > seen.txt\noutput line, not a command\n$ curl -s http://127.0.0.1:9/\n"
+                   "```\n\n```bash\ntouch never.txt\n```\n")
+    found = blocks(doc)
+    assert [(b.line, b.lang, b.skip) for b in found] == [(3, "bash", None), (8, "sh", "not here"),
+                                                        (12, "console", None), (18, "bash", None)]
+    run = subprocess.run(["bash", "-c", script(doc, {})], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0
+    assert f"DOC-BLOCK-FAILED {doc}:12" in run.stderr  # the unreachable server, not the skipped `exit 7`
+    assert (tmp_path / "seen.txt").read_text() == "first\n"  # one session: the variable survived
+    assert not (tmp_path / "never.txt").exists()
