@@ -20,7 +20,7 @@ import anyio
 
 import server.commands
 from schemas.settings import Settings
-from storage.migrate import DatabaseAhead, DatabaseBehind, DatabaseNotReady, DatabaseUnreachable
+from storage.migrate import DatabaseAhead, DatabaseBehind, DatabaseNotReady, DatabaseUnreachable, DatabaseUnusable
 from tools.operator import OperatorError
 from tools.runtime import Runtime
 
@@ -40,7 +40,7 @@ class CommandFailed(Exception):
 def _error_code(exc: BaseException) -> str:
     if isinstance(exc, CommandFailed):
         return exc.code
-    for kind, code in ((DatabaseUnreachable, "DATABASE_UNREACHABLE"), (DatabaseAhead, "DATABASE_AHEAD"),
+    for kind, code in ((DatabaseUnreachable, "DATABASE_UNREACHABLE"), (DatabaseUnusable, "DATABASE_UNUSABLE"), (DatabaseAhead, "DATABASE_AHEAD"),
                        (DatabaseBehind, "DATABASE_BEHIND"), (DatabaseNotReady, "DATABASE_NOT_READY")):
         if isinstance(exc, kind):
             return code
@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLogger().level))
     try:
         return args.func(args)
-    except (OperatorError, DatabaseNotReady, CommandFailed) as exc:
+    except (OperatorError, DatabaseNotReady, DatabaseUnusable, CommandFailed) as exc:
         return report_error(getattr(args, "json", False), _error_code(exc), str(exc), getattr(exc, "details", None))
     except KeyboardInterrupt:
         return 130

@@ -17,9 +17,13 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
-from storage.db import Database
+from storage.db import Database, DatabaseUnusable, display_url
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+__all__ = ["DatabaseAhead", "DatabaseBehind", "DatabaseNotReady", "DatabaseUnreachable", "DatabaseUnusable",
+           "check_current", "display_url", "preflight", "upgrade"]
 
 
 class DatabaseNotReady(RuntimeError):
@@ -36,14 +40,6 @@ class DatabaseAhead(DatabaseNotReady):
 
 class DatabaseUnreachable(DatabaseNotReady):
     """No connection could be made (server down, wrong host, missing database, bad credentials)."""
-
-
-def display_url(url: str) -> str:
-    """The URL as operators may see it in messages and logs: the password replaced by ***."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # an unparsable URL is still worth naming, minus anything after '@'
-        return url.rsplit("@", 1)[-1]
 
 
 def _config(url: str) -> Config:

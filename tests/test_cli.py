@@ -101,3 +101,13 @@ def test_schedule_item_takes_integrations_either_way() -> None:
     spaced = build_parser().parse_args([*base, "--integration", "int_1", "int_2"])
     repeated = build_parser().parse_args([*base, "--integration", "int_1", "--integration", "int_2"])
     assert spaced.integration == repeated.integration == ["int_1", "int_2"]
+
+
+@pytest.mark.parametrize("url", ["not a url", "sqlite+aiosqlite:////proc/socialpub-nowhere/x.db",
+                                 "nosuchdriver://user:hunter2@host/db"])
+def test_unusable_database_url_is_one_line_without_the_password(url, home, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("SOCIALPUB_DATABASE_URL", url)
+    assert main(["init"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("socialpub: cannot use the database at ") and err.count("\n") == 1
+    assert "hunter2" not in err

@@ -15,7 +15,7 @@ from schemas.settings import Settings
 from server.mcp_server.http import is_loopback
 from server.mcp_server.run import http_app, run_stdio
 from server.mcp_server.selection import PAGE_SIZE, Selection, SelectionError, parse_toolsets
-from storage.migrate import DatabaseNotReady, preflight
+from storage.migrate import DatabaseNotReady, DatabaseUnusable, preflight
 from tools.runtime import Runtime
 from tools.toolsets import DEFAULT_TOOLSETS
 
@@ -59,7 +59,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         try:
             # One event loop for the check and the whole session, so the engine never outlives its loop.
             anyio.run(run_stdio, Runtime.from_settings(settings), selection, settings.api_key, args.page_size)
-        except DatabaseNotReady as exc:
+        except (DatabaseNotReady, DatabaseUnusable) as exc:
             return _fail(str(exc))
         return 0
 
@@ -72,7 +72,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         # In a loop (and engine) of its own: the served runtime's engine connects first inside uvicorn's loop.
         preflight(settings.resolved_database_url)
-    except DatabaseNotReady as exc:
+    except (DatabaseNotReady, DatabaseUnusable) as exc:
         return _fail(str(exc))
     app = http_app(Runtime.from_settings(settings), transport=args.transport, selection=selection, default_key=settings.api_key,
                    allowed_hosts=settings.allowed_hosts, page_size=args.page_size)
