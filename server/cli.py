@@ -29,19 +29,13 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the result (or the error) as JSON")
 
 
-class CommandFailed(Exception):
-    """A refusal the CLI reports as one line (or one JSON error) with exit status 2."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+ERROR_CODES: tuple[tuple[type[BaseException], str], ...] = (
+    (DatabaseUnreachable, "DATABASE_UNREACHABLE"), (DatabaseUnusable, "DATABASE_UNUSABLE"),
+    (DatabaseAhead, "DATABASE_AHEAD"), (DatabaseBehind, "DATABASE_BEHIND"), (DatabaseNotReady, "DATABASE_NOT_READY"))
 
 
 def _error_code(exc: BaseException) -> str:
-    if isinstance(exc, CommandFailed):
-        return exc.code
-    for kind, code in ((DatabaseUnreachable, "DATABASE_UNREACHABLE"), (DatabaseUnusable, "DATABASE_UNUSABLE"), (DatabaseAhead, "DATABASE_AHEAD"),
-                       (DatabaseBehind, "DATABASE_BEHIND"), (DatabaseNotReady, "DATABASE_NOT_READY")):
+    for kind, code in ERROR_CODES:
         if isinstance(exc, kind):
             return code
     return "PLAN_LIMIT_REACHED" if getattr(exc, "details", None) else "REFUSED"
@@ -133,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLogger().level))
     try:
         return args.func(args)
-    except (OperatorError, DatabaseNotReady, DatabaseUnusable, CommandFailed) as exc:
+    except (OperatorError, DatabaseNotReady, DatabaseUnusable) as exc:
         return report_error(getattr(args, "json", False), _error_code(exc), str(exc), getattr(exc, "details", None))
     except KeyboardInterrupt:
         return 130

@@ -74,8 +74,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         preflight(settings.resolved_database_url)
     except (DatabaseNotReady, DatabaseUnusable) as exc:
         return _fail(str(exc))
-    app = http_app(Runtime.from_settings(settings), transport=args.transport, selection=selection, default_key=settings.api_key,
-                   allowed_hosts=settings.allowed_hosts, page_size=args.page_size)
+    app = http_app(Runtime.from_settings(settings), transport=args.transport, selection=selection,
+                   default_key=settings.api_key, allowed_hosts=settings.allowed_hosts, page_size=args.page_size)
     path = "/mcp" if args.transport == "http" else "/sse"
     mode = "single-user (requests without a key act with SOCIALPUB_API_KEY)" if settings.api_key else \
         "every request needs `Authorization: Bearer <API key>`"
