@@ -1,6 +1,8 @@
 """`socialpub` command line. Subcommands live in `server/commands/*.py`, each with `register(subparsers)`.
 
-Every command prints what it created; `--json` prints it as JSON. Secrets are printed once, at creation.
+Every command prints what it created; `--json` prints it as JSON. Secrets are printed once, at creation. Errors go
+to stderr as one line, or, under `--json`, to stdout as `{"success": false, "error": {"code", "message"}}`; the
+exit status is 2 either way.
 """
 
 from __future__ import annotations
@@ -18,13 +20,47 @@ import anyio
 
 import server.commands
 from schemas.settings import Settings
-from storage.migrate import DatabaseBehind
+from storage.migrate import DatabaseAhead, DatabaseBehind, DatabaseNotReady, DatabaseUnreachable, DatabaseUnusable
 from tools.operator import OperatorError
 from tools.runtime import Runtime
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--json", action="store_true", help="print the result (or the error) as JSON")
+
+
+ERROR_CODES: tuple[tuple[type[BaseException], str], ...] = (
+    (DatabaseUnreachable, "DATABASE_UNREACHABLE"), (DatabaseUnusable, "DATABASE_UNUSABLE"),
+    (DatabaseAhead, "DATABASE_AHEAD"), (DatabaseBehind, "DATABASE_BEHIND"), (DatabaseNotReady, "DATABASE_NOT_READY"))
+
+
+def _error_code(exc: BaseException) -> str:
+    for kind, code in ERROR_CODES:
+        if isinstance(exc, kind):
+            return code
+    return "PLAN_LIMIT_REACHED" if getattr(exc, "details", None) else "REFUSED"
+
+
+def report_error(json_out: bool, code: str, message: str, details: Any = None) -> int:
+    if json_out:
+        error: dict[str, Any] = {"code": code, "message": message}
+        if details:
+            error["details"] = details
+        print(json.dumps({"success": False, "error": error}, indent=2, default=str))
+    else:
+        print(f"socialpub: {message}", file=sys.stderr)
+    return 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are JSON too when the command line asks for --json."""
+
+    json_errors = False
+
+    def error(self, message: str) -> Any:
+        if _Parser.json_errors:
+            sys.exit(report_error(True, "USAGE", f"{self.prog}: {message}"))
+        super().error(message)
 
 
 class _Sub(argparse._SubParsersAction):
@@ -38,7 +74,7 @@ class _Sub(argparse._SubParsersAction):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="socialpub", description="Self-hosted social publishing for LLM agents.")
+    parser = _Parser(prog="socialpub", description="Self-hosted social publishing for LLM agents.")
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     parser.register("action", "parsers", _Sub)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -83,6 +119,7 @@ def run_with_runtime(fn: Callable[[argparse.Namespace, Runtime], Any]) -> Callab
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    _Parser.json_errors = "--json" in (sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
     # Logs go to stderr: stdout carries command output (and, for `mcp --transport stdio`, only protocol).
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
@@ -90,9 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLogger().level))
     try:
         return args.func(args)
-    except (OperatorError, DatabaseBehind) as exc:
-        print(f"socialpub: {exc}", file=sys.stderr)
-        return 2
+    except (OperatorError, DatabaseNotReady, DatabaseUnusable) as exc:
+        return report_error(getattr(args, "json", False), _error_code(exc), str(exc), getattr(exc, "details", None))
     except KeyboardInterrupt:
         return 130
 

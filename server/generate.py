@@ -15,6 +15,7 @@ from typing import Any
 from server.mcp_server import prompts
 from server.mcp_server.app import package_version
 from server.mcp_server.resources import available as available_resources
+from server.mcp_server.selection import Selection, parse_toolsets
 from server.mcp_server.tools import annotations, endpoint_label, specs
 from tools.toolsets import DEFAULT_TOOLSETS, TOOLSETS
 
@@ -113,6 +114,21 @@ def _authority(ep: Any) -> str:
     return text + (f"; role {' or '.join(ep.roles)}" if ep.roles else "")
 
 
+def list_sizes() -> list[tuple[str, int, int]]:
+    """(selection, tools, bytes) of `tools/list` for a full-scope key: the tool definitions as compact JSON, as
+    the server sends them (page envelopes aside). docs/mcp.md points here instead of quoting numbers."""
+    table = specs()
+    endpoints = [s.endpoint for s in table.values()]
+    out = []
+    for label, selection in (("default toolsets", Selection()),
+                             ("default toolsets, `--read-only`", Selection(read_only=True)),
+                             ("`--toolsets all`", Selection(toolsets=parse_toolsets("all")))):
+        tools = [table[ep.name].tool.model_dump(by_alias=True, exclude_none=True, mode="json")
+                 for ep in selection.listed(endpoints, None)]
+        out.append((label, len(tools), len(json.dumps(tools, separators=(",", ":")))))
+    return out
+
+
 def tools_markdown() -> str:
     table = specs()
     lines = [
@@ -145,6 +161,11 @@ def tools_markdown() -> str:
             variant = f" (`variant={ep.variant}`)" if ep.variant else ""
             lines.append(f"| `{ep.name}` | `{endpoint_label(ep)}`{variant} | {_authority(ep)} | {ep.idempotency} | "
                          f"{_hints(ep)} | {ep.summary.replace('|', '/')} |")
+    lines += ["", "## tools/list size", "",
+              "What a client loads into its context for a full-scope key (narrower keys see fewer tools): the tool "
+              "definitions as compact JSON, input and output schemas included.", "",
+              "| Selection | Tools | Bytes |", "|---|---|---|"]
+    lines += [f"| {label} | {count} | {size:,} |" for label, count, size in list_sizes()]
     lines += ["", "## Resources", "", "| URI | Tool it reads |", "|---|---|"]
     lines += [f"| `{d.uri}` | `{ep.name}` |" for d, ep in available_resources()]
     lines += ["", "## Prompts", "", "| Prompt | Arguments | Tools it walks |", "|---|---|---|"]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -39,8 +40,27 @@ def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
     return engine
 
 
+class DatabaseUnusable(RuntimeError):
+    """The database URL cannot be used at all: unparsable, a driver that is not installed, or a SQLite file
+    whose directory cannot be created. The message names the URL without its password."""
+
+
+def display_url(url: str) -> str:
+    """The URL as operators may see it in messages and logs: the password replaced by ***."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:  # unparsable: still worth naming, minus anything up to '@' (credentials)
+        return url.rsplit("@", 1)[-1]
+
+
 class Database:
     def __init__(self, url: str) -> None:
+        try:
+            self._open(url)
+        except (ArgumentError, NoSuchModuleError, ImportError, OSError) as exc:
+            raise DatabaseUnusable(f"cannot use the database at {display_url(url)}: {exc}") from exc
+
+    def _open(self, url: str) -> None:
         self.url = url
         parsed = make_url(url)
         self.dialect = parsed.get_backend_name()

@@ -1,22 +1,45 @@
-"""Apply and check Alembic migrations from inside the event loop; `python -m storage.migrate` makes revisions."""
+"""Apply and check Alembic migrations from inside the event loop; `python -m storage.migrate` makes revisions.
+
+Every refusal is a `DatabaseNotReady` whose message is one line saying what to do; the CLI prints it and exits
+non-zero. Messages name the database by its URL with the password masked (`display_url`).
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+import anyio
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
-from storage.db import Database
+from storage.db import Database, DatabaseUnusable, display_url
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 
-class DatabaseBehind(RuntimeError):
-    """The database schema is older than this code; `socialpub init` brings it up to date."""
+__all__ = ["DatabaseAhead", "DatabaseBehind", "DatabaseNotReady", "DatabaseUnreachable", "DatabaseUnusable",
+           "check_current", "display_url", "preflight", "upgrade"]
+
+
+class DatabaseNotReady(RuntimeError):
+    """The database cannot be served by this code as it is; the message says what to run or install."""
+
+
+class DatabaseBehind(DatabaseNotReady):
+    """The database schema is missing or older than this code; `socialpub init` brings it up to date."""
+
+
+class DatabaseAhead(DatabaseNotReady):
+    """The database was migrated by a newer socialpub than this one."""
+
+
+class DatabaseUnreachable(DatabaseNotReady):
+    """No connection could be made (server down, wrong host, missing database, bad credentials)."""
 
 
 def _config(url: str) -> Config:
@@ -26,41 +49,129 @@ def _config(url: str) -> Config:
     return cfg
 
 
+def script_directory() -> ScriptDirectory:
+    return ScriptDirectory.from_config(_config("sqlite://"))
+
+
 def script_heads() -> set[str]:
-    return set(ScriptDirectory.from_config(_config("sqlite://")).get_heads())
+    return set(script_directory().get_heads())
 
 
-async def upgrade(db: Database) -> None:
+def _known(script: ScriptDirectory, revision: str) -> bool:
+    try:
+        return script.get_revision(revision) is not None
+    except Exception:  # alembic raises several kinds for an unknown or malformed revision
+        return False
+
+
+def _ancestors(script: ScriptDirectory, revisions: set[str]) -> set[str]:
+    """The revisions and everything they were built on."""
+    seen: set[str] = set()
+    todo = list(revisions)
+    while todo:
+        rev = todo.pop()
+        if rev in seen:
+            continue
+        seen.add(rev)
+        down = script.get_revision(rev).down_revision
+        todo.extend([down] if isinstance(down, str) else list(down or ()))
+    return seen
+
+
+def pending_migrations(have: set[str]) -> int:
+    """How many of this code's migrations a database at revisions `have` (all known) has not applied."""
+    script = script_directory()
+    return len(_ancestors(script, set(script.get_heads())) - _ancestors(script, have))
+
+
+def _unreachable(db: Database, exc: BaseException) -> DatabaseUnreachable:
+    # The driver's own first line says why (refused, unknown database, authentication); never the URL it was
+    # given, which may carry the password.
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    why = reason[0] if reason else type(exc).__name__
+    password = make_url(db.url).password if "://" in db.url else None
+    if password:
+        why = why.replace(str(password), "***")
+    return DatabaseUnreachable(f"cannot reach the database at {display_url(db.url)}: {why}")
+
+
+# What a failed connect raises: SQLAlchemy wraps driver errors in DBAPIError subclasses; asyncpg raises its
+# own errors (OSError for a refused socket, asyncpg.PostgresError for an unknown database or bad password) when
+# the pool connects; a hung server is a TimeoutError.
+_CONNECT_ERRORS: tuple[type[BaseException], ...] = (OperationalError, InterfaceError, DBAPIError, OSError,
+                                                     TimeoutError)
+try:  # asyncpg is an optional dependency (the postgres extra)
+    import asyncpg
+
+    _CONNECT_ERRORS += (asyncpg.PostgresError, asyncpg.InterfaceError)
+except ImportError:  # pragma: no cover - SQLite-only installs
+    pass
+
+
+async def current_heads(db: Database) -> set[str]:
+    try:
+        async with db.read_engine.connect() as connection:
+            return await connection.run_sync(lambda c: set(MigrationContext.configure(c).get_current_heads()))
+    except _CONNECT_ERRORS as exc:
+        raise _unreachable(db, exc) from exc
+
+
+def _refusal(db: Database, have: set[str]) -> DatabaseNotReady | None:
+    """None when the database is at this code's heads; otherwise why not, as one line."""
+    script = script_directory()
+    want = set(script.get_heads())
+    where = display_url(db.url)
+    if have == want:
+        return None
+    if not have:
+        return DatabaseBehind(f"the database at {where} has no socialpub schema: run `socialpub init` "
+                              "(add --demo for a demo workspace)")
+    unknown = sorted(r for r in have if not _known(script, r))
+    if unknown:
+        return DatabaseAhead(f"the database at {where} is at revision {', '.join(unknown)}, which this socialpub "
+                             "does not have: this database was migrated by a newer socialpub; install that version")
+    n = pending_migrations(have)
+    return DatabaseBehind(f"the database at {where} is at revision {', '.join(sorted(have))}: run `socialpub init` "
+                          f"to apply {n} pending migration{'s' if n != 1 else ''}")
+
+
+async def check_current(db: Database) -> None:
+    """Refuse to serve a database that is unreachable, uninitialised, older or newer than this code."""
+    refusal = _refusal(db, await current_heads(db))
+    if refusal is not None:
+        raise refusal
+
+
+async def upgrade(db: Database, revision: str = "heads") -> None:
+    """Apply pending migrations (up to `revision`; tests build older databases with it). A database ahead of
+    this code is refused before Alembic sees it."""
+    refusal = _refusal(db, await current_heads(db))
+    if isinstance(refusal, DatabaseAhead):
+        raise refusal
     cfg = _config(db.url)
 
     def run(connection) -> None:
         cfg.attributes["connection"] = connection
-        command.upgrade(cfg, "heads")
+        command.upgrade(cfg, revision)
 
+    # current_heads above proved the database reachable: from here a failure is a migration bug, raised whole.
     async with db.write_engine.begin() as connection:
         await connection.run_sync(run)
 
 
-async def current_heads(db: Database) -> set[str]:
-    async with db.read_engine.connect() as connection:
-        return await connection.run_sync(lambda c: set(MigrationContext.configure(c).get_current_heads()))
+def preflight(url: str) -> None:
+    """Check the schema before a server starts, in an event loop of its own that disposes of its engine: pooled
+    connections (asyncpg's in particular) are bound to the loop that opened them and must not outlive it into
+    the server's loop."""
 
+    async def go() -> None:
+        db = Database(url)
+        try:
+            await check_current(db)
+        finally:
+            await db.dispose()
 
-async def check_current(db: Database) -> None:
-    """Refuse to serve an uninitialised or older database, saying exactly what to run."""
-    have, want = await current_heads(db), script_heads()
-    if have == want:
-        return
-    if not have:
-        raise DatabaseBehind(
-            f"The database at {db.url} has no socialpub schema. Run `socialpub init` (add --demo for a demo workspace).")
-    if have - want:
-        raise DatabaseBehind(
-            f"The database at {db.url} is at revision {sorted(have)}, which this version of socialpub does not know "
-            "(it was migrated by a newer release). Upgrade socialpub.")
-    raise DatabaseBehind(
-        f"The database at {db.url} is at revision {sorted(have)}; this version needs {sorted(want)}. "
-        "Run `socialpub init` to apply the pending migrations.")
+    anyio.run(go)
 
 
 def make_revision(message: str) -> None:

@@ -54,8 +54,19 @@ def migrate_sqlite_template(directory: Path) -> Path:
     return path
 
 
-def create_pg_database(base_url: str) -> str:
-    """A fresh, migrated scratch database; returns its URL."""
+def previous_revision() -> str:
+    """The revision just before this code's (single) head: what a database one release behind is at."""
+    from storage.migrate import script_directory
+
+    script = script_directory()
+    (head,) = script.get_heads()
+    down = script.get_revision(head).down_revision
+    assert isinstance(down, str), "the head has no single previous revision"
+    return down
+
+
+def create_pg_database(base_url: str, revision: str | None = "heads") -> str:
+    """A fresh scratch database, migrated to `revision` (None: left empty); returns its URL."""
     name = f"sp_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     url = make_url(base_url)
     admin_url = url.set(database="postgres" if url.database != "postgres" else url.database)
@@ -65,9 +76,10 @@ def create_pg_database(base_url: str) -> str:
         async with admin.connect() as conn:
             await conn.execute(text(f'CREATE DATABASE "{name}"'))
         await admin.dispose()
-        db = Database(url.set(database=name).render_as_string(hide_password=False))
-        await upgrade(db)
-        await db.dispose()
+        if revision is not None:
+            db = Database(url.set(database=name).render_as_string(hide_password=False))
+            await upgrade(db, revision)
+            await db.dispose()
 
     anyio.run(go)
     return url.set(database=name).render_as_string(hide_password=False)

@@ -61,3 +61,53 @@ def test_refusals_exit_2_with_a_message(home, capsys) -> None:
     assert main(["brands", "create", "--name", "x", "--timezone", "Mars/Olympus"]) == 2
     assert "timezone" in capsys.readouterr().err
     assert main(["integrations", "connect", "--brand", "brd_x", "--platform", "x"]) == 2
+
+
+def test_errors_under_json_are_json(home, capsys) -> None:
+    assert main(["brands", "create", "--name", "x", "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)
+    assert error["success"] is False and error["error"]["code"] == "DATABASE_BEHIND"
+    assert "socialpub init" in error["error"]["message"]
+    with pytest.raises(SystemExit) as usage:  # argparse's own refusals too
+        main(["brands", "create", "--json"])
+    assert usage.value.code == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "USAGE" and "--name" in error["message"]
+
+
+def test_several_workspaces_take_workspace(home, capsys) -> None:
+    first = run_json(capsys, "init")["workspace"]["id"]
+    second = run_json(capsys, "workspaces", "create", "--name", "Second")["id"]
+    listed = run_json(capsys, "workspaces", "list")["workspaces"]
+    assert [w["id"] for w in listed] == [first, second]
+    for argv in (["brands", "create", "--name", "B"], ["keys", "create", "--name", "k", "--scopes", "all"],
+                 ["workspaces", "set-plan", "--plan", "agency"]):
+        assert main([*argv, "--json"]) == 2
+        error = json.loads(capsys.readouterr().out)["error"]
+        assert error["code"] == "REFUSED" and "pass --workspace" in error["message"]
+        assert "workspaces list" in error["message"]
+        assert run_json(capsys, *argv, "--workspace", second)
+
+
+def test_worker_once_prints_json(home, capsys) -> None:
+    run_json(capsys, "init")
+    assert run_json(capsys, "worker", "--once") == {"processed": 0}
+
+
+def test_schedule_item_takes_integrations_either_way() -> None:
+    from server.cli import build_parser
+
+    base = ["autopilot", "schedule-item", "api_1", "--content-item", "ci_1", "--at", "2026-12-01T10:00:00Z"]
+    spaced = build_parser().parse_args([*base, "--integration", "int_1", "int_2"])
+    repeated = build_parser().parse_args([*base, "--integration", "int_1", "--integration", "int_2"])
+    assert spaced.integration == repeated.integration == ["int_1", "int_2"]
+
+
+@pytest.mark.parametrize("url", ["not a url", "sqlite+aiosqlite:////proc/socialpub-nowhere/x.db",
+                                 "nosuchdriver://user:hunter2@host/db"])
+def test_unusable_database_url_is_one_line_without_the_password(url, home, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("SOCIALPUB_DATABASE_URL", url)
+    assert main(["init"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("socialpub: cannot use the database at ") and err.count("\n") == 1
+    assert "hunter2" not in err

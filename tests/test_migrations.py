@@ -9,7 +9,8 @@ from sqlalchemy import text
 from sqlmodel import SQLModel
 
 from storage.db import Database
-from storage.migrate import DatabaseBehind, check_current, upgrade
+from storage.migrate import DatabaseAhead, DatabaseBehind, DatabaseUnreachable, check_current, upgrade
+from tests.support import previous_revision
 
 pytestmark = pytest.mark.anyio
 
@@ -38,6 +39,29 @@ async def test_empty_and_behind_databases_are_refused(tmp_path) -> None:
     await check_current(db)
     async with db.write_engine.begin() as conn:
         await conn.execute(text("UPDATE alembic_version SET version_num = 'some_old_revision'"))
-    with pytest.raises(DatabaseBehind, match="does not know"):
+    with pytest.raises(DatabaseAhead, match="migrated by a newer socialpub; install that version"):
         await check_current(db)
+    with pytest.raises(DatabaseAhead):
+        await upgrade(db)
+    await db.dispose()
+
+
+async def test_previous_revision_is_behind_with_a_count(tmp_path) -> None:
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'old.db'}")
+    previous = previous_revision()
+    await upgrade(db, previous)
+    with pytest.raises(DatabaseBehind, match=rf"at revision {previous}: run `socialpub init` to apply 1 pending "
+                                             r"migration$"):
+        await check_current(db)
+    await upgrade(db)
+    await check_current(db)
+    await db.dispose()
+
+
+async def test_unreachable_database_is_one_line_without_the_password() -> None:
+    db = Database("postgresql+asyncpg://someone:hunter2@127.0.0.1:9/nowhere")
+    with pytest.raises(DatabaseUnreachable) as caught:
+        await check_current(db)
+    message = str(caught.value)
+    assert "hunter2" not in message and "someone:***@127.0.0.1:9/nowhere" in message and "\n" not in message
     await db.dispose()

@@ -62,7 +62,7 @@ async def default_workspace(session: AsyncSession, workspace_id: str | None = No
     if not rows:
         raise OperatorError("no workspace yet: run `socialpub init`")
     if len(rows) > 1:
-        raise OperatorError("several workspaces exist: pass --workspace")
+        raise OperatorError("several workspaces exist: pass --workspace ID (`socialpub workspaces list` shows them)")
     return rows[0]
 
 

@@ -99,7 +99,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("item_id")
     p.add_argument("--content-item", required=True, help="the content item generated from the topic")
     p.add_argument("--at", required=True, help="scheduled time, ISO 8601 with offset or Z")
-    p.add_argument("--integration", action="append", required=True, help="integration ID (repeatable)")
+    p.add_argument("--integration", action="extend", nargs="+", required=True, metavar="INTEGRATION_ID",
+                   help="integration IDs: `--integration I1 I2` or `--integration I1 --integration I2`")
     p.add_argument("--user", help="user recorded as creator (default: the workspace's first user)")
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_schedule_item))

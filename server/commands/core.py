@@ -8,7 +8,7 @@ from sqlmodel import select
 
 from schemas.scopes import parse_scopes
 from server.cli import add_json_flag, emit, run_with_runtime
-from storage.migrate import check_current, upgrade
+from storage.migrate import check_current, display_url, upgrade
 from storage.tables.accounts import Workspace
 from storage.tables.brands import Brand
 from tools import operator
@@ -16,6 +16,7 @@ from tools.brands import older_brand
 from tools.runtime import Runtime
 
 DEMO_WORKSPACE = "Demo workspace"
+WORKSPACES_LISTED = 1000  # an operator's listing, bounded like every list
 
 
 def key_out(key, secret: str | None, role: str) -> dict:
@@ -48,9 +49,9 @@ async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
                                                         parse_scopes("all"), role="admin")
                 brands = (await session.exec(select(Brand).where(Brand.workspace_id == ws.id)
                                              .order_by(Brand.created_at, Brand.id))).all()
-            obj = {"database": rt.db.url, "workspace": {"id": ws.id, "name": ws.name},
+            obj = {"database": display_url(rt.db.url), "workspace": {"id": ws.id, "name": ws.name},
                    "brands": [{"id": b.id, "name": b.name} for b in brands], "api_key": key_out(key, secret, "admin")}
-            text = (f"Database ready: {rt.db.url}\nWorkspace {ws.name} ({ws.id})\n"
+            text = (f"Database ready: {display_url(rt.db.url)}\nWorkspace {ws.name} ({ws.id})\n"
                     + "".join(f"  brand {b.name} ({b.id})\n" for b in brands)
                     + f"API key (shown once, all scopes):\n  {secret}\n"
                     f"Try: curl -H 'Authorization: Bearer {secret}' http://127.0.0.1:8000/v1/context")
@@ -58,8 +59,8 @@ async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
             ws = (await session.exec(select(Workspace).limit(1))).first()
             if ws is None:
                 ws = await operator.create_workspace(session, now, args.workspace_name)
-            obj = {"database": rt.db.url, "workspace": {"id": ws.id, "name": ws.name}}
-            text = f"Database ready: {rt.db.url}\nWorkspace {ws.name} ({ws.id})"
+            obj = {"database": display_url(rt.db.url), "workspace": {"id": ws.id, "name": ws.name}}
+            text = f"Database ready: {display_url(rt.db.url)}\nWorkspace {ws.name} ({ws.id})"
     emit(args, obj, text)
 
 
@@ -68,6 +69,16 @@ async def cmd_workspaces_create(args: argparse.Namespace, rt: Runtime) -> None:
     async with rt.db.session(write=True) as session:
         ws = await operator.create_workspace(session, rt.clock.now(), args.name)
     emit(args, {"id": ws.id, "name": ws.name, "plan_id": ws.plan_id}, f"Workspace {ws.name} ({ws.id})")
+
+
+async def cmd_workspaces_list(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    async with rt.db.session(write=False) as session:
+        rows = (await session.exec(select(Workspace).order_by(Workspace.created_at, Workspace.id)
+                                   .limit(WORKSPACES_LISTED))).all()
+    out = [{"id": ws.id, "name": ws.name, "plan_id": ws.plan_id} for ws in rows]
+    emit(args, {"workspaces": out},
+         "\n".join(f"{w['id']}  {w['name']}  (plan {w['plan_id']})" for w in out) or "no workspace yet")
 
 
 async def cmd_brands_create(args: argparse.Namespace, rt: Runtime) -> None:
@@ -129,6 +140,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", required=True)
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_workspaces_create))
+    p = ws.add_parser("list", help="list workspaces (their IDs are what --workspace takes)")
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_workspaces_list))
 
     brands = sub.add_parser("brands", help="manage brands").add_subparsers(dest="action", required=True)
     p = brands.add_parser("create", help="create a brand")

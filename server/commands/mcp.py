@@ -15,7 +15,7 @@ from schemas.settings import Settings
 from server.mcp_server.http import is_loopback
 from server.mcp_server.run import http_app, run_stdio
 from server.mcp_server.selection import PAGE_SIZE, Selection, SelectionError, parse_toolsets
-from storage.migrate import DatabaseBehind, check_current
+from storage.migrate import DatabaseNotReady, DatabaseUnusable, preflight
 from tools.runtime import Runtime
 from tools.toolsets import DEFAULT_TOOLSETS
 
@@ -53,14 +53,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     # Toolsets named by the operator are also the most an HTTP client may ask for with `?toolsets=`.
     selection = Selection(toolsets=toolsets, read_only=read_only, all_tools=args.all_tools,
                           allowed=toolsets if chosen else None)
-    rt = Runtime.from_settings(settings)
-
     if args.transport == "stdio":
         if not settings.api_key:
             log.warning("SOCIALPUB_API_KEY is not set: every tool that needs a key will answer 401 UNAUTHORIZED")
         try:
-            anyio.run(run_stdio, rt, selection, settings.api_key, args.page_size)
-        except DatabaseBehind as exc:
+            # One event loop for the check and the whole session, so the engine never outlives its loop.
+            anyio.run(run_stdio, Runtime.from_settings(settings), selection, settings.api_key, args.page_size)
+        except (DatabaseNotReady, DatabaseUnusable) as exc:
             return _fail(str(exc))
         return 0
 
@@ -71,11 +70,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                      f"{args.host}: bind 127.0.0.1, unset SOCIALPUB_API_KEY so every client sends its own "
                      f"`Authorization: Bearer` key, or pass --allow-remote-default-key")
     try:
-        anyio.run(check_current, rt.db)
-    except DatabaseBehind as exc:
+        # In a loop (and engine) of its own: the served runtime's engine connects first inside uvicorn's loop.
+        preflight(settings.resolved_database_url)
+    except (DatabaseNotReady, DatabaseUnusable) as exc:
         return _fail(str(exc))
-    app = http_app(rt, transport=args.transport, selection=selection, default_key=settings.api_key,
-                   allowed_hosts=settings.allowed_hosts, page_size=args.page_size)
+    app = http_app(Runtime.from_settings(settings), transport=args.transport, selection=selection,
+                   default_key=settings.api_key, allowed_hosts=settings.allowed_hosts, page_size=args.page_size)
     path = "/mcp" if args.transport == "http" else "/sse"
     mode = "single-user (requests without a key act with SOCIALPUB_API_KEY)" if settings.api_key else \
         "every request needs `Authorization: Bearer <API key>`"

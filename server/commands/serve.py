@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-import anyio
 import uvicorn
 
 from schemas.settings import Settings
 from server.app import build_app
-from server.cli import run_with_runtime
+from server.cli import add_json_flag, emit, run_with_runtime
 from server.worker import Worker
-from storage.migrate import check_current
+from storage.migrate import check_current, preflight
 from tools.runtime import Runtime
 
 
@@ -20,10 +19,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.allowed_hosts:
         overrides["allowed_hosts"] = tuple(h.strip().lower() for h in args.allowed_hosts.split(",") if h.strip())
     settings = Settings.from_env(**overrides)
-    rt = Runtime.from_settings(settings)
-    # Fail fast with the migration message instead of a stack trace from inside uvicorn's lifespan.
-    anyio.run(check_current, rt.db)
-    app = build_app(rt)
+    # Fail fast with the migration message instead of a stack trace from inside uvicorn's lifespan. The check
+    # runs on an engine of its own, disposed in its own loop: the served runtime's engine must first connect
+    # inside uvicorn's loop (asyncpg connections cannot move between loops).
+    preflight(settings.resolved_database_url)
+    app = build_app(Runtime.from_settings(settings))
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(), lifespan="on")
     return 0
 
@@ -33,7 +33,7 @@ async def cmd_worker(args: argparse.Namespace, rt: Runtime) -> None:
     worker = Worker(rt)
     if args.once:
         done = await worker.run_once()
-        print(f"worker pass done: {done} item(s) processed")
+        emit(args, {"processed": done}, f"worker pass done: {done} item(s) processed")
     else:
         await worker.run_forever()
 
@@ -49,4 +49,5 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("worker", help="run the publishing worker")
     p.add_argument("--once", action="store_true", help="process what is due now, then exit")
+    add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_worker))

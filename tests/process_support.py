@@ -1,0 +1,133 @@
+"""The `socialpub` command as real processes: one-shot runs, long-lived servers on free ports, and a scratch
+database per test on either backend (SQLite file, or a fresh PostgreSQL database from tests/support.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from sqlalchemy import text
+
+from storage.db import Database
+from storage.migrate import upgrade
+from tests.support import PG_ENV, create_pg_database, drop_pg_database
+
+CLI = str(Path(sys.executable).parent / "socialpub")
+BACKEND_NAMES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Deployment:
+    """One database and one SOCIALPUB_HOME shared by every process of a test (as replicas share a volume)."""
+
+    home: Path
+    url: str
+    extra_env: dict[str, str] = field(default_factory=dict)
+    processes: list[subprocess.Popen] = field(default_factory=list)
+
+    def env(self, **more: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SOCIALPUB_")}
+        env.update(SOCIALPUB_HOME=str(self.home), SOCIALPUB_DATABASE_URL=self.url, SOCIALPUB_RATE_LIMIT="0",
+                   **self.extra_env, **more)
+        return env
+
+    def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        return subprocess.run([CLI, *args], env=self.env(), capture_output=True, text=True, timeout=timeout)
+
+    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+        log = open(self.home / f"proc-{len(self.processes)}.log", "w")  # noqa: SIM115 - closed with the process
+        proc = subprocess.Popen([CLI, *args], env=self.env(**(env or {})), stdout=log, stderr=subprocess.STDOUT)
+        proc.log_path = log.name  # type: ignore[attr-defined]
+        self.processes.append(proc)
+        return proc
+
+    def serve(self, *args: str, path: str = "/v1/platforms/capabilities", command: str = "serve") -> str:
+        """Start a server on a free port (its own address as SOCIALPUB_PUBLIC_URL) and wait until it answers;
+        returns its base URL."""
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        proc = self.start(command, "--port", str(port), *args, env={"SOCIALPUB_PUBLIC_URL": base})
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise AssertionError(f"{command} exited {proc.returncode}:\n{self.log(proc)}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(base + path, timeout=2).status_code < 500:
+                    return base
+            time.sleep(0.2)
+        raise AssertionError(f"{command} did not answer within 60 s:\n{self.log(proc)}")
+
+    @staticmethod
+    def log(proc: subprocess.Popen) -> str:
+        return Path(proc.log_path).read_text()[-4000:]  # type: ignore[attr-defined]
+
+    def stop(self) -> None:
+        for proc in self.processes:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.processes:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def set_revision(self, revision: str) -> None:
+        """Pretend another socialpub migrated this database (e.g. a newer one)."""
+
+        async def go() -> None:
+            db = Database(self.url)
+            async with db.write_engine.begin() as conn:
+                await conn.execute(text("UPDATE alembic_version SET version_num = :r"), {"r": revision})
+            await db.dispose()
+
+        anyio.run(go)
+
+
+def _migrate(url: str, revision: str) -> None:
+    async def go() -> None:
+        db = Database(url)
+        await upgrade(db, revision)
+        await db.dispose()
+
+    anyio.run(go)
+
+
+@contextlib.contextmanager
+def deployment(backend: str, tmp_path: Path, revision: str | None = None) -> Iterator[Deployment]:
+    """A scratch deployment, its database empty (revision None) or migrated to `revision`; every process it
+    started is stopped afterwards and a PostgreSQL database dropped."""
+    home = tmp_path / "home"
+    home.mkdir()
+    if backend == "postgres":
+        base = os.environ.get(PG_ENV)
+        if not base:
+            pytest.skip(f"PostgreSQL leg: set {PG_ENV} to run it")
+        url = create_pg_database(base, revision)
+    else:
+        url = f"sqlite+aiosqlite:///{home / 'socialpub.db'}"
+        if revision is not None:
+            _migrate(url, revision)
+    dep = Deployment(home, url)
+    try:
+        yield dep
+    finally:
+        dep.stop()
+        if backend == "postgres":
+            drop_pg_database(os.environ[PG_ENV], url)
