@@ -2,7 +2,7 @@
 
 Request bodies are strict (conventions rule 2): unknown keys and camelCase aliases, padded or malformed IDs,
 duplicate IDs and ID sets not in ascending order are refused with field-level issues, never corrected.
-Rules that need several fields at once are checked by `tools.content_rules` (still 400: they need no data);
+Rules that need several fields at once are checked by `tools.content.rules` (still 400: they need no data);
 rules that need stored data (labels, integrations, media) are 422 there too.
 """
 

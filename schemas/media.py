@@ -20,7 +20,7 @@ MiB = 1024 * 1024
 class MediaType:
     content_type: str
     kind: Literal["image", "video"]
-    # What the leading bytes must be (see tools.media_probe.sniff): one family may serve several types.
+    # What the leading bytes must be (see tools.media.probe.sniff): one family may serve several types.
     family: Literal["jpeg", "png", "gif", "webp", "isobmff", "webm"]
     extensions: tuple[str, ...]
 

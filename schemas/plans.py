@@ -1,7 +1,7 @@
 """The plans catalogue (data) and the `GET /v1/plans` response models.
 
 One source of truth for plan prices, credit allocations, limits and feature flags: the public route,
-`socialpub workspaces set-plan` and the entitlement checks (`tools/plans.py`) all read `PLANS`.
+`socialpub workspaces set-plan` and the entitlement checks (`tools/context/plans.py`) all read `PLANS`.
 Prices are integer US cents, so no float ever carries money.
 """
 

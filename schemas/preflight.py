@@ -1,4 +1,4 @@
-"""Input and output types of the pure preflight rules engine (`tools.rules_engine.evaluate`).
+"""Input and output types of the pure preflight rules engine (`tools.schedules.rules_engine.evaluate`).
 
 Inputs are plain facts the caller has already loaded: the content item's copy and settings, the
 integrations and media found in the brand, the requested time and approval, the clock, the caller's scopes

@@ -24,9 +24,9 @@ from schemas.ids import new_id
 from server.ratelimit import RateLimiter, retry_after
 from storage.tables.brands import Brand
 from storage.tables.idempotency import IdempotencyRecord
-from tools.auth import Caller, authenticate
 from tools.endpoint import Call, Endpoint, Reply, field_locations
 from tools.runtime import Runtime
+from tools.services.auth import Caller, authenticate
 from tools.tool_schemas import envelope_schema
 
 log = logging.getLogger("socialpub.dispatch")

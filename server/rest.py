@@ -17,8 +17,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from schemas.errors import ApiError, issue
 from server.dispatch import Dispatcher, Outcome, new_request_id
 from tools import catalogue
-from tools.auth import bearer_token
 from tools.endpoint import Endpoint, field_locations, fields_at
+from tools.services.auth import bearer_token
 from tools.tool_schemas import input_schema
 
 log = logging.getLogger("socialpub.rest")

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from tests.media_support import FileServer, Reply, image_bytes, process
-from tools import fetch
+from tools.services import fetch
 
 SITE_HOST = "site.test"
 ADMIN_PATHS = {

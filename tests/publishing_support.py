@@ -1,4 +1,4 @@
-"""Seeding publish runs as the worker leaves them: a Schedule (tools.schedule_rows.new_schedule), one
+"""Seeding publish runs as the worker leaves them: a Schedule (tools.schedules.rows.new_schedule), one
 PublishExecution, one PublishTarget per target and a Publication per settled target."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 from schemas.ids import new_id
 from storage.tables.content import ContentItem
 from storage.tables.publishing import Publication, PublishExecution, PublishTarget, Schedule
-from tools.schedule_rows import new_schedule
+from tools.schedules.rows import new_schedule
 
 # Text a provider might say; it must never reach a client.
 PROVIDER_TEXT = "upstream said: token abc123 invalid for page 998877"

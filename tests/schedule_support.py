@@ -12,7 +12,7 @@ from schemas.ids import new_id
 from schemas.time import parse_timestamp
 from storage.tables.media import Media
 from storage.tables.publishing import Publication, PublishExecution, PublishTarget, Schedule
-from tools.schedule_rows import new_schedule
+from tools.schedules.rows import new_schedule
 
 SHA = "a" * 64
 WHEN = "2026-03-05T10:30:00+01:00"  # three days after tests.support.START

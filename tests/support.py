@@ -32,7 +32,8 @@ from storage.migrate import upgrade
 from storage.tables.accounts import Workspace
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
-from tools import catalogue, operator
+from tools import catalogue
+from tools.operator import actions as operator
 from tools.runtime import Runtime
 
 PG_ENV = "SOCIALPUB_TEST_POSTGRES_URL"

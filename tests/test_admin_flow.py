@@ -26,7 +26,7 @@ from tests.admin_support import (
     until_quiet,
 )
 from tests.media_support import FileServer, Reply, local
-from tools.media_items import new_asset_id
+from tools.media.items import new_asset_id
 
 pytestmark = pytest.mark.anyio
 

@@ -1,11 +1,11 @@
-"""Website extraction (tools.admin_site): pure, deterministic, bounded, and never runs what a page contains."""
+"""Website extraction (tools.admin.site): pure, deterministic, bounded, and never runs what a page contains."""
 
 from __future__ import annotations
 
 import time
 
-from tools import admin_site
-from tools.admin_site import classify, color_value, decode, extract_colors, facts, parse
+from tools.admin import site as admin_site
+from tools.admin.site import classify, color_value, decode, extract_colors, facts, parse
 
 
 def page_facts(html: str, url: str = "https://bean.example/shop/") -> admin_site.Facts:

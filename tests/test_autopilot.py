@@ -15,8 +15,8 @@ from storage.tables.content import ContentItem
 from storage.tables.library import Idea
 from storage.tables.notifications import Notification
 from storage.tables.publishing import Schedule
-from tools import autopilot
-from tools.autopilot_topics import BUILTIN, context_for
+from tools.autopilot import routes as autopilot
+from tools.autopilot.topics import BUILTIN, context_for
 
 pytestmark = pytest.mark.anyio
 MISSING = "apl_01ARZ3NDEKTSV4RRFFQ69G5FAV"

@@ -11,7 +11,8 @@ from sqlmodel import select
 from server.cli import main
 from storage.tables.bio import BioSalt, BioVisitor
 from storage.tables.brands import Brand
-from tools import bio, operator
+from tools import bio
+from tools.operator import actions as operator
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,7 @@ import pytest
 
 from schemas.platform_settings import SETTINGS_MODELS
 from schemas.platforms import BY_KEY, PLATFORMS, VALIDATION_VERSION
-from tools import platforms as caps
+from tools.context import platforms as caps
 
 pytestmark = pytest.mark.anyio
 URL = "/v1/platforms/capabilities"

@@ -8,7 +8,7 @@ from sqlmodel import select
 from schemas.community import MAX_COMMENTS_PER_POST
 from storage.tables.community import CommunityPost
 from tools import community
-from tools.auth import Caller
+from tools.services.auth import Caller
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""The SSRF policy of tools/fetch.py: every refused form of address, every spelling, DNS answers and redirects.
+"""The SSRF policy of tools/services/fetch.py: every refused form of address, every spelling, DNS answers and redirects.
 
 No test here reaches a network: names resolve through a fake resolver, and the only server contacted is a
 loopback test server that the policy allows by name (the allow-hosts setting)."""
@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from tests.media_support import FileServer, Reply
-from tools import fetch
-from tools.fetch import FetchError, FetchPolicy, check_url, open_url
+from tools.services import fetch
+from tools.services.fetch import FetchError, FetchPolicy, check_url, open_url
 
 pytestmark = pytest.mark.anyio
 

@@ -265,8 +265,7 @@ async def test_revoked_key_stops_working_mid_session(world) -> None:
     key = await env.key(world.ws)
     async with in_memory(env, key) as client:
         assert (await client.call_tool("get_context", {})).is_error is False
-        from tools import operator
-
+        from tools.operator import actions as operator
         async with env.db.session(write=True) as s:
             await operator.revoke_key(s, env.clock.now(), env.key_row(key).id)
         result = await client.call_tool("get_context", {})

@@ -10,8 +10,8 @@ import pytest
 
 from storage.tables.jobs import Job
 from tests.media_support import FileServer, Reply, image_bytes, local, process, video_bytes
-from tools import fetch
-from tools.media_items import create_media_folder
+from tools.media.items import create_media_folder
+from tools.services import fetch
 
 pytestmark = pytest.mark.anyio
 
@@ -276,8 +276,7 @@ async def test_import_over_the_plan_byte_cap_fails_once_its_size_is_known(setup,
     import dataclasses
 
     from schemas.plans import get_plan
-    from tools import plans
-
+    from tools.context import plans
     s = setup
     png = image_bytes(64, 64, "PNG")
     plan = get_plan("agency")

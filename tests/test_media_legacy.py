@@ -7,7 +7,7 @@ import pytest
 
 from schemas.media import MAX_BYTES
 from tests.media_support import image_bytes, local, process, video_bytes
-from tools.media_items import create_media_folder
+from tools.media.items import create_media_folder
 
 pytestmark = pytest.mark.anyio
 

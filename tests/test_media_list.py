@@ -9,7 +9,7 @@ import pytest
 
 from schemas.ids import new_id
 from storage.tables.media import Media
-from tools.media_items import new_asset_id
+from tools.media.items import new_asset_id
 
 pytestmark = pytest.mark.anyio
 

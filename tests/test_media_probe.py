@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from tests.media_support import image_bytes, video_bytes
-from tools.media_probe import ProbeError, content_type_for, probe_file, sniff
+from tools.media.probe import ProbeError, content_type_for, probe_file, sniff
 
 
 def write(tmp_path: Path, data: bytes, name: str = "f") -> Path:

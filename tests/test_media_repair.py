@@ -19,7 +19,7 @@ from storage.tables.content import ContentItem
 from storage.tables.jobs import Job
 from storage.tables.media import Media
 from tests.media_support import image_bytes, local, process, upload, video_bytes
-from tools.media_items import blobs
+from tools.media.items import blobs
 
 pytestmark = pytest.mark.anyio
 
@@ -395,7 +395,7 @@ async def test_video_longer_than_the_policy_is_not_repaired(rp) -> None:
 
 async def test_transform_beyond_the_loss_limits_fails_closed(rp, wide, monkeypatch) -> None:
     """Defence in depth: an option whose loss exceeds the policy the route enforces is never applied."""
-    import tools.media_repair as route
+    import tools.media.repair as route
 
     crop, pad, sid = wide["options"]["centre_crop"], wide["options"]["pad"], wide["source"]["id"]
     for option, limits, words in ((crop, {"max_crop_loss": 0.1}, "crop loss"),

@@ -8,8 +8,8 @@ import pytest
 from PIL import Image
 
 from tests.media_support import image_bytes, video_bytes
-from tools.media_probe import probe_file
-from tools.media_transform import TransformError, plan, transform_file
+from tools.media.probe import probe_file
+from tools.media.transform import TransformError, plan, transform_file
 
 
 @pytest.mark.parametrize(("src", "mode", "kwargs", "crop", "scaled", "offset", "out"), [
@@ -146,7 +146,7 @@ def test_webm_video_pad_with_rotation(tmp_path: Path) -> None:
 
 def test_explicit_geometry_is_applied_exactly(tmp_path: Path) -> None:
     """A repair option's exact geometry (crop box, resize, padding, target) is produced as given."""
-    from tools.media_transform import explicit
+    from tools.media.transform import explicit
 
     src = _write(tmp_path, image_bytes(400, 200, "PNG"))
     g = explicit(400, 200, "pad", crop=(0, 0, 400, 200), scaled=(300, 150), offset=(10, 75), size=(320, 300))
@@ -167,7 +167,7 @@ def test_explicit_geometry_is_applied_exactly(tmp_path: Path) -> None:
 
 
 def test_explicit_geometry_refusals(tmp_path: Path) -> None:
-    from tools.media_transform import explicit
+    from tools.media.transform import explicit
 
     with pytest.raises(TransformError, match="outside"):
         explicit(100, 100, "centre_crop", crop=(50, 0, 60, 100), scaled=(60, 100), offset=(0, 0), size=(60, 100))

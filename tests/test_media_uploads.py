@@ -283,7 +283,7 @@ async def test_other_brands_media_is_not_disclosed(world) -> None:
 async def test_interrupted_upload_keeps_nothing(world) -> None:
     from urllib.parse import parse_qs, urlsplit
 
-    from tools.media_uploads import receive_upload
+    from tools.media.uploads import receive_upload
 
     env, brand = world.env, world.brand_a
     data = image_bytes(300, 300, "PNG")

@@ -12,7 +12,8 @@ from schemas.notifications import CATEGORIES
 from server.cli import main
 from storage.tables.accounts import User
 from storage.tables.notifications import EmailOutbox, Notification
-from tools import notify, operator
+from tools.notifications import notify
+from tools.operator import actions as operator
 
 pytestmark = pytest.mark.anyio
 
@@ -407,8 +408,7 @@ async def test_concurrent_first_patches_make_one_override(world) -> None:
 async def test_patch_that_loses_the_insert_race_merges_into_the_winner(world, monkeypatch) -> None:
     """The first lookup misses (as when a concurrent first PATCH has not committed yet); the insert then hits
     the unique (user, brand) constraint, and the PATCH merges into the committed override instead."""
-    from tools import notifications
-
+    from tools.notifications import routes as notifications
     env = world.env
     url = settings_url(world.brand_a.id)
     await env.rest.patch(url, json={"email_notifications": {"post_published": False}},

@@ -13,7 +13,8 @@ from schemas.platforms import PLATFORMS
 from server.cli import main
 from storage.tables.accounts import Workspace
 from storage.tables.media import Media
-from tools import operator, plans
+from tools.context import plans
+from tools.operator import actions as operator
 
 pytestmark = pytest.mark.anyio
 

@@ -195,7 +195,7 @@ async def test_fingerprint_is_stable_and_tracks_every_checked_input(pf, monkeypa
     expired = await changed()
     assert expired != base
     # rules version
-    import tools.rules_engine as engine
+    import tools.schedules.rules_engine as engine
 
     monkeypatch.setattr(engine, "VALIDATION_VERSION", "2099-01-01.1")
     await changed()

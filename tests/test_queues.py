@@ -16,9 +16,9 @@ from storage.tables.accounts import ApiKey
 from storage.tables.content import ContentItem
 from storage.tables.publishing import Schedule
 from storage.tables.queues import Queue
-from tools import content_usage
-from tools import queues as queues_mod
-from tools.queues import fire, next_slot, queue_tick
+from tools.content import usage as content_usage
+from tools.publishing import queues as queues_mod
+from tools.publishing.queues import fire, next_slot, queue_tick
 
 pytestmark = pytest.mark.anyio
 

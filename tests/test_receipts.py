@@ -415,8 +415,7 @@ async def test_cleanup_of_a_disconnected_account_fails_without_a_provider_call(r
 
 
 async def test_a_hanging_delete_times_out_and_is_retried(rc, monkeypatch) -> None:
-    from tools import receipts
-
+    from tools.schedules import receipts
     monkeypatch.setattr(receipts, "PROVIDER_TIMEOUT_SECONDS", 0.05)
     async with rc.env.db.session(write=True) as s:
         row = await s.get(Integration, rc.ig.id)

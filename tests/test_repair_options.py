@@ -9,7 +9,7 @@ import pytest
 
 from schemas.platforms import BY_KEY, REPAIR_POLICY, VALIDATION_VERSION
 from schemas.preflight import MediaFacts
-from tools.repair_options import compute_repair_options, find_repair_option, geometry_ok
+from tools.schedules.repair_options import compute_repair_options, find_repair_option, geometry_ok
 
 SHA = "ab" * 32
 BASE = {"integration_id": "int_01JABCDEFGHJKMNPQRSTVWXYZ0", "platform": "instagram", "post_type": "GRID_POST"}
@@ -119,7 +119,7 @@ def test_pad_limit_and_upscale_limit() -> None:
     # Facebook story video bounds are for videos; Telegram photo has no minimum; use Reels-like image bounds:
     # a 100x100 image where a spec needs 540x960 would need 5.4x enlargement
     from schemas.platforms.rules import MediaSpec
-    from tools import repair_options as ro
+    from tools.schedules import repair_options as ro
     spec = MediaSpec("image", "spec:test", min_width=540, min_height=960, min_aspect=(9, 16), max_aspect=(9, 16))
     base = {"integration_id": "i", "platform": "p", "post_type": "t", "media_id": "m", "source_sha256": SHA,
             "policy_version": "v"}

@@ -55,8 +55,7 @@ async def test_missing_and_bad_keys_are_401(world) -> None:
 
 
 async def test_revoked_key_is_401(world) -> None:
-    from tools import operator
-
+    from tools.operator import actions as operator
     env = world.env
     secret = await env.key(world.ws, name="to revoke")
     assert (await env.rest.get("/v1/context", headers=env.auth(secret))).status_code == 200

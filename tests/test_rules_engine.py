@@ -12,7 +12,7 @@ import pytest
 from schemas.platform_settings import SETTINGS_MODELS
 from schemas.platforms import BY_KEY, PLATFORMS, REPAIR_POLICY, VALIDATION_VERSION
 from schemas.preflight import ContentFacts, IntegrationFacts, MediaFacts, PlanFacts, PreflightFacts
-from tools.rules_engine import ACTIONS, evaluate
+from tools.schedules.rules_engine import ACTIONS, evaluate
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 IID = "int_01JABCDEFGHJKMNPQRSTVWXY00"
@@ -551,7 +551,7 @@ def test_plan_media_limit() -> None:
 def test_hidden_platform_is_not_supported(monkeypatch) -> None:
     import dataclasses
 
-    import tools.rules_engine as engine
+    import tools.schedules.rules_engine as engine
     hidden = dataclasses.replace(BY_KEY["discord"], hidden=True)
     monkeypatch.setitem(engine.BY_KEY, "discord", hidden)
     r = evaluate(facts("discord"))

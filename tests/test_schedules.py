@@ -13,7 +13,8 @@ from sqlmodel import select
 from storage.tables.content import ContentItemLabel
 from storage.tables.publishing import Schedule
 from tests.schedule_support import SCHEDULE_FIELDS, WHEN, WHEN_UTC, Sched, new_key
-from tools import content_usage
+from tools import areas
+from tools.content import usage as content_usage
 
 pytestmark = pytest.mark.anyio
 
@@ -414,11 +415,10 @@ async def test_move_to_draft_refused_when_published_or_queued(sc) -> None:
     async def queue_probe(session: Any, brand_id: str, ids: list[str]) -> dict[str, set[str]]:
         return {other_item: {"queued"}} if other_item in ids else {}
 
-    content_usage.USAGE_PROBES.append(queue_probe)
-    try:
+    registered = areas.usage_probes()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(areas, "usage_probes", lambda: (*registered, queue_probe))
         out = await move(sc, queued)
-    finally:
-        content_usage.USAGE_PROBES.remove(queue_probe)
     assert out.status == 409 and out.body["error"]["details"]["usage"] == ["queued"]
     assert await sc.row(queued) is not None
 

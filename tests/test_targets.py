@@ -8,7 +8,7 @@ from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
 from schemas.platforms import PLATFORM_KEYS, PLATFORMS
 from schemas.targets import MAX_TARGETS
 from storage.tables.integrations import Integration
-from tools import operator
+from tools.operator import actions as operator
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""The publishing worker (tools/publishing.py): due approved Schedules publish; held ones never do; failures,
+"""The publishing worker (tools/publishing/worker.py): due approved Schedules publish; held ones never do; failures,
 retries with backoff, reconnection and crash recovery settle every target exactly once."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from tests.worker_support import (
     set_provider_state,
     targets_of,
 )
-from tools import publishing
-from tools.redaction import SAFE_FAILURES
+from tools.publishing import worker as publishing
+from tools.services.redaction import SAFE_FAILURES
 
 pytestmark = pytest.mark.anyio
 USERS = 2  # the world fixture's workspace has two users (one per key)

@@ -23,7 +23,8 @@ from schemas.time import SystemClock
 from storage.tables.integrations import Integration
 from storage.tables.publishing import PublishTarget, Schedule
 from tests.worker_support import seed_post, seed_schedule
-from tools import operator, publishing
+from tools.operator import actions as operator
+from tools.publishing import worker as publishing
 from tools.runtime import Runtime
 
 pytestmark = pytest.mark.slow

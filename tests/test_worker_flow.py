@@ -7,7 +7,7 @@ import pytest
 
 from server.worker import Worker
 from tests.schedule_support import Sched
-from tools import publishing
+from tools.publishing import worker as publishing
 
 pytestmark = pytest.mark.anyio
 

@@ -12,8 +12,8 @@ from sqlmodel import func, select
 from server.worker import Worker
 from storage.tables.publishing import Publication, PublishExecution, PublishTarget, Schedule
 from tests.worker_support import seed_post
-from tools import publishing
-from tools.schedule_rows import new_schedule
+from tools.publishing import worker as publishing
+from tools.schedules.rows import new_schedule
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 SCHEDULES = 1000

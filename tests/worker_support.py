@@ -16,7 +16,7 @@ from storage.tables.content import ContentItem
 from storage.tables.media import Media
 from storage.tables.notifications import Notification
 from storage.tables.publishing import Publication, PublishTarget, Schedule
-from tools.schedule_rows import new_schedule
+from tools.schedules.rows import new_schedule
 
 SHA = "b" * 64
 

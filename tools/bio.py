@@ -28,7 +28,7 @@ from schemas.time import iso
 from storage.tables.bio import BioDailyStats, BioPage, BioSalt, BioVisitor
 from storage.tables.brands import Brand
 from tools.endpoint import Call, Endpoint
-from tools.operator import DEMO_SEEDERS, OperatorError
+from tools.operator.actions import OperatorError
 
 BrandId = Annotated[str, PathParam("Brand ID, from get_context or list_brands.")]
 
@@ -338,7 +338,7 @@ async def click_link(session: AsyncSession, now: datetime, handle: str, link_id:
 # -- demo ------------------------------------------------------------------------------------------------------
 
 
-async def _seed_demo(session: AsyncSession, now: datetime, workspace: Any, brands: list[Brand]) -> dict:
+async def seed_demo(session: AsyncSession, now: datetime, workspace: Any, brands: list[Brand]) -> dict:
     brand = brands[0]
     base = f"{brand.name.lower().replace(' ', '')[:20]}"
     handle = base if (await session.exec(select(BioPage.id).where(BioPage.handle == base))).first() is None \
@@ -351,8 +351,6 @@ async def _seed_demo(session: AsyncSession, now: datetime, workspace: Any, brand
     await publish(session, now, brand)
     return {"bio_page": page}
 
-
-DEMO_SEEDERS.append(_seed_demo)
 
 
 ENDPOINTS = [

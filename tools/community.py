@@ -24,9 +24,8 @@ from schemas.scopes import ADMIN_ROLES
 from schemas.time import iso
 from storage.pagination import older_page, sort_order
 from storage.tables.community import CommunityComment, CommunityNote, CommunityPost, CommunityVote
-from tools.auth import Caller
 from tools.endpoint import Call, Endpoint, Reply
-from tools.operator import DEMO_SEEDERS
+from tools.services.auth import Caller
 
 PostId = Annotated[str, PathParam("Community post ID, from list_community_posts.", pattern=ID_PATTERN)]
 CommentId = Annotated[str, PathParam("Comment ID, from list_community_post_comments.", pattern=ID_PATTERN)]
@@ -288,7 +287,7 @@ async def add_vote(session: AsyncSession, now: Any, post: CommunityPost, user_id
     return True
 
 
-async def _seed_demo(session: AsyncSession, now: Any, workspace: Any, brands: list[Any]) -> dict:
+async def seed_demo(session: AsyncSession, now: Any, workspace: Any, brands: list[Any]) -> dict:
     posts = [
         CommunityPost(id=new_id("cpo"), workspace_id=workspace.id, type="feature_request",
                       title="Schedule Threads carousels from the queue", category="scheduling", status="planned",
@@ -301,8 +300,6 @@ async def _seed_demo(session: AsyncSession, now: Any, workspace: Any, brands: li
     await session.flush()
     return {"community_posts": posts}
 
-
-DEMO_SEEDERS.append(_seed_demo)
 
 _ADMIN = dict(toolset="community", roles=ADMIN_ROLES)
 _READ = dict(_ADMIN, scopes=("community:read",))

@@ -172,12 +172,3 @@ async def seed_demo_labels(session: Any, now: Any, workspace: Any, brands: list[
     await session.flush()
     return {"labels": labels}
 
-
-def _register_seeder() -> None:
-    from tools import operator
-
-    if seed_demo_labels not in operator.DEMO_SEEDERS:
-        operator.DEMO_SEEDERS.append(seed_demo_labels)
-
-
-_register_seeder()

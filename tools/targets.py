@@ -34,10 +34,10 @@ from schemas.requests import PathParam, RequestModel
 from schemas.time import iso, parse_timestamp
 from storage.pagination import older_page
 from storage.tables.integrations import Integration
-from tools import notify
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
-from tools.operator import INTEGRATION_STATUSES
+from tools.notifications import notify
+from tools.operator.actions import INTEGRATION_STATUSES
 
 log = logging.getLogger("socialpub.targets")
 

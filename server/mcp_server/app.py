@@ -29,8 +29,8 @@ from server.mcp_server import prompts, resources
 from server.mcp_server.keys import KeyUser
 from server.mcp_server.selection import PAGE_SIZE, Selection, SelectionError, page, parse_toolsets
 from server.mcp_server.tools import ToolSpec, render, specs
-from tools.auth import Caller, authenticate
 from tools.runtime import Runtime
+from tools.services.auth import Caller, authenticate
 
 log = logging.getLogger("socialpub.mcp")
 
