@@ -71,8 +71,7 @@ async def test_bad_query_values(world) -> None:
     err = check_error(await rest.get("/v1/brands?limit=101", headers=h), 400, "INVALID_QUERY")
     assert err["issues"][0]["code"] == "OUT_OF_RANGE"
     err = check_error(await rest.get("/v1/brands?bogus=1", headers=h), 400, "INVALID_QUERY")
-    assert err["issues"][0] == {"code": "UNKNOWN_FIELD", "field_path": "$.bogus",
-                                "message": "Not a query parameter of this route."}
+    assert (err["issues"][0]["code"], err["issues"][0]["field_path"]) == ("UNKNOWN_FIELD", "$.bogus")
     err = check_error(await rest.get("/v1/brands?page=1&page=2", headers=h), 400, "INVALID_QUERY")
     assert err["issues"][0]["code"] == "REPEATED"
     err = check_error(await rest.get("/v1/context?scope_disclosure=everything", headers=h), 400, "INVALID_QUERY")

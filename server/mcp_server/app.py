@@ -152,12 +152,9 @@ class McpApp:
         if spec is None or not ident.selection.exposes(spec.endpoint):
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name!r}. Call tools/list for the tools this "
                                            "connection offers.")
+        # Same dispatch as REST: authenticate, brand, scopes, role, then validate the arguments (pydantic).
         args = params.arguments or {}
-        refused = spec.check(args)
-        if refused is not None:
-            outcome = self.dispatcher.error(refused, new_request_id())
-        else:
-            outcome = await self.dispatcher.invoke(spec.endpoint, args, token=ident.token, client=ident.client)
+        outcome = await self.dispatcher.invoke(spec.endpoint, args, token=ident.token, client=ident.client)
         return render(spec.endpoint, outcome)
 
     # -- resources -------------------------------------------------------------------------------------
