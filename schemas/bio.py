@@ -11,13 +11,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 HANDLE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{2,29}$")
 HANDLE_RULE = "3 to 30 characters: lower-case letters, digits, '_' or '-', starting with a letter or digit"
 PAGE_STATUSES = ("draft", "published", "offline")  # plus `not_created` when a brand has no page
-BRAND_STATUSES = ("not_created", *PAGE_STATUSES)
 MAX_LINKS = 20
 TITLE_MAX = 100
 BIO_MAX = 500
 LINK_TITLE_MAX = 100
 URL_MAX = 2000
-STATS_DAYS = (7, 28)
 
 
 def check_url(value: str) -> str:

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
-
-POST_TYPES = ("feature_request", "bug_report", "improvement")
-POST_STATUSES = ("pending", "approved", "planned", "in_progress", "completed", "rejected")
-CATEGORIES = ("automation", "integrations", "analytics", "scheduling", "design", "ai", "other")
-SORT_FIELDS = ("created_at", "updated_at", "vote_count", "comment_count")
 
 PostType = Literal["feature_request", "bug_report", "improvement"]
 PostStatus = Literal["pending", "approved", "planned", "in_progress", "completed", "rejected"]
 Category = Literal["automation", "integrations", "analytics", "scheduling", "design", "ai", "other"]
 SortField = Literal["created_at", "updated_at", "vote_count", "comment_count"]
+CATEGORIES: tuple[str, ...] = get_args(Category)
 
 TITLE_MAX = 500
 DESCRIPTION_MAX = 10_000

@@ -390,11 +390,6 @@ class DraftWrite(_Out):
 DraftId = Annotated[str, PathParam("Draft (content item) ID, from list_drafts.")]
 
 
-class DraftPath(RequestModel):
-    brand_id: BrandId
-    draft_id: DraftId
-
-
 class UpdateDraftRequest(StrictBody):
     brand_id: BrandId
     draft_id: DraftId

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.envelope import Link
+from schemas.states import TargetState
 
 HISTORY_MAX = 50
 HISTORY_DEFAULT = 20
@@ -18,7 +19,6 @@ RECEIPT_TARGETS_MAX = 20  # a Schedule has 1 to 20 targets, so one run has at mo
 CLEANUP_AUTHORITY_PATTERN = r"^cla_[0-9]{10}\.[A-Za-z0-9_-]{43}$"
 
 PublicationStatus = Literal["processing", "published", "failed"]
-TargetState = Literal["pending", "attempting", "retry_wait", "published", "failed", "action_required"]
 CleanupStatus = Literal["queued", "done", "failed"]
 
 

@@ -17,10 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from schemas.envelope import Link
 from schemas.platform_settings import SETTINGS_MODELS, Settings
 from schemas.platforms import BY_KEY
+from schemas.states import ApprovalStatus
 
 Severity = Literal["blocker", "warning"]
 IssueScope = Literal["target", "copy", "settings", "media", "schedule", "approval", "policy", "plan"]
-ApprovalStatus = Literal["approved", "pending_review", "rejected"]
 
 
 class _Facts(BaseModel):

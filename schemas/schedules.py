@@ -15,15 +15,13 @@ from pydantic_core import PydanticCustomError
 from schemas.envelope import Link
 from schemas.ids import Id
 from schemas.requests import PathParam, QueryParam, RequestModel
+from schemas.states import ApprovalStatus, ScheduleStatus, TargetState
 from schemas.time import parse_timestamp
 
 LIST_DEFAULT = 31
 LIST_MAX = 50
 WINDOW_MAX_DAYS = 93
 
-ApprovalStatus = Literal["approved", "pending_review", "rejected"]
-ScheduleStatus = Literal["action_required", "scheduled", "publishing", "published", "partially_published", "failed",
-                         "cancelled"]
 
 
 def _timestamp(value: str) -> str:
@@ -93,7 +91,7 @@ class BlockingReason(_Out):
 class ExecutionTarget(_Out):
     integration_id: str
     platform: str
-    state: Literal["pending", "attempting", "retry_wait", "published", "failed", "action_required"]
+    state: TargetState
     attempts: int
     failure_reason: str | None = Field(description="Safe text written by the service when the target failed; "
                                                    "never the provider's words.")

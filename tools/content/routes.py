@@ -11,7 +11,7 @@ from typing import Any, Literal
 from sqlalchemy import delete, or_
 from sqlmodel import select
 
-from providers.base import Account, ProviderError
+from providers.base import ProviderError
 from schemas import content as sc
 from schemas.errors import ApiError, Issues, issue
 from schemas.ids import is_id, new_id
@@ -34,6 +34,7 @@ from tools.content.rules import (
 from tools.content.usage import require_unused
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
+from tools.services.accounts import account_of, provider_error
 
 # Endpoints of other areas this one links to.
 LIST_TARGETS = "list_targets"
@@ -197,20 +198,18 @@ async def delete_content_item(call: Call, req: sc.ContentItemPath) -> dict[str, 
 
 # -- TikTok privacy ----------------------------------------------------------------------------------------------
 
-PROVIDER_FAILURES = {
-    "reauth_required": ("DOMAIN_VALIDATION_FAILED", "reconnect_integration",
-                        "The TikTok account must be reconnected before its privacy options can be read."),
-    "malformed": ("DEPENDENCY_UNAVAILABLE", "contact_operator",
-                  "TikTok returned privacy options that cannot be trusted; nothing was changed."),
-    "rejected": ("DEPENDENCY_UNAVAILABLE", "contact_operator",
-                 "TikTok refused to list privacy options; nothing was changed."),
+PROVIDER_MESSAGES = {
+    "reauth_required": "The TikTok account must be reconnected before its privacy options can be read.",
+    "malformed": "TikTok returned privacy options that cannot be trusted; nothing was changed.",
+    "rejected": "TikTok refused to list privacy options; nothing was changed.",
+    "rate_limited": "TikTok is rate limiting this account; nothing was changed.",
 }
 
 
 def _provider_error(exc: ProviderError) -> ApiError:
-    code, action, message = PROVIDER_FAILURES.get(
-        exc.kind, ("DEPENDENCY_UNAVAILABLE", "wait_and_retry",
-                   "TikTok could not be reached to check the privacy options; nothing was changed."))
+    code, action = provider_error(exc.kind)
+    message = PROVIDER_MESSAGES.get(
+        exc.kind, "TikTok could not be reached to check the privacy options; nothing was changed.")
     headers = {"Retry-After": str(max(1, int(exc.retry_after or 1)))} if exc.retryable else {}
     issues = [issue("$.integration_id", "REAUTH_REQUIRED", message)] if exc.kind == "reauth_required" else []
     return ApiError(code, message, issues=issues, next_action=action, headers=headers,
@@ -238,9 +237,7 @@ async def update_tiktok_privacy(call: Call, req: sc.UpdateTikTokPrivacyRequest) 
     await require_unused(call.session, call.brand_id, item.id, action="changed")
 
     # The fresh, target-specific check, immediately before the write: never a cached or stale choice.
-    account = Account(integration_id=integration.id, platform=integration.platform, status=integration.status,
-                      provider_account_id=integration.provider_account_id, credentials=integration.credentials,
-                      state=dict(integration.provider_state or {}))
+    account = account_of(integration)
     try:
         options = await call.rt.provider(integration.provider).dynamic_options(
             account, kind="creator_privacy_levels", refresh=False)

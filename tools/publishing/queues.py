@@ -22,6 +22,7 @@ from schemas import queues as sq
 from schemas.errors import ApiError, Issues, issue, not_found
 from schemas.ids import new_id
 from schemas.library import Deleted
+from schemas.scopes import PUBLISH_SCOPE
 from schemas.time import iso, parse_timestamp
 from storage.tables.accounts import ApiKey
 from storage.tables.brands import Brand
@@ -29,7 +30,7 @@ from storage.tables.content import ContentItem
 from storage.tables.queues import Queue
 from tools.endpoint import Call, Endpoint
 from tools.publishing.runs import check_ids
-from tools.schedules.preflight import PUBLISH_SCOPE, run_preflight
+from tools.schedules.preflight import run_preflight
 from tools.schedules.rows import new_schedule
 
 TICK_BATCH = 50  # due queues handled per tick transaction

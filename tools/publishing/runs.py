@@ -18,6 +18,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from schemas import queues as sq
 from schemas.errors import ApiError, Issues, issue, not_found
 from schemas.library import Deleted
+from schemas.scopes import PUBLISH_SCOPE
 from schemas.time import iso, parse_timestamp
 from storage.pagination import older_page, sort_order
 from storage.tables.content import ContentItem
@@ -27,7 +28,7 @@ from storage.tables.publishing import UNSENT_STATUSES, Schedule
 from tools.content.rules import media_ids
 from tools.endpoint import Call, Endpoint, Reply
 from tools.media.items import asset_url
-from tools.schedules.preflight import PUBLISH_SCOPE, require_schedulable
+from tools.schedules.preflight import require_schedulable
 from tools.schedules.rows import held_state, new_schedule
 
 OLDER_STATUS = {"action_required": "ready_for_processing", "scheduled": "ready_for_processing",

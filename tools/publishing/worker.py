@@ -54,6 +54,7 @@ from storage.types import UTCDateTime
 from tools.media.items import asset_url
 from tools.notifications import notify
 from tools.runtime import Runtime
+from tools.services.accounts import account_of
 from tools.services.redaction import GENERIC_FAILURE, SAFE_FAILURES
 
 log = logging.getLogger("socialpub.publishing")
@@ -312,9 +313,7 @@ async def _prepare(s: AsyncSession, rt: Runtime, target: PublishTarget, schedule
         ids.extend(part.get("media_ids") or [])
     post = _build_post(item, integration, await _media_rows(s, schedule.brand_id, ids), rt,
                        target.idempotency_token)
-    account = Account(integration_id=integration.id, platform=integration.platform, status=integration.status,
-                      provider_account_id=integration.provider_account_id,
-                      credentials=dict(integration.credentials or {}), state=dict(integration.provider_state or {}))
+    account = account_of(integration)
     return _Attempt(provider, account, post, recover=target.state == "attempting" or target.attempts > 0)
 
 

@@ -12,7 +12,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field
 from sqlmodel import select
@@ -31,6 +31,8 @@ from schemas.preflight import (
     PreflightResult,
 )
 from schemas.requests import PathParam, RequestModel
+from schemas.scopes import PUBLISH_SCOPE
+from schemas.states import ApprovalStatus
 from schemas.time import iso, parse_timestamp
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
@@ -40,9 +42,6 @@ from tools.context import plans
 from tools.endpoint import Call, Endpoint
 from tools.links import link
 from tools.schedules.rules_engine import evaluate
-
-PUBLISH_SCOPE = "publish:execute"
-ApprovalStatus = Literal["approved", "pending_review", "rejected"]
 
 IntegrationIds = Annotated[
     id_set(20, "1 to 20 integration IDs of this brand, unique, ascending."), Field(min_length=1)]  # type: ignore[valid-type]

@@ -34,6 +34,7 @@ from providers.base import ProviderError
 from schemas import history as out
 from schemas.errors import ApiError, issue, not_found
 from schemas.requests import PathParam, RequestModel
+from schemas.scopes import PUBLISH_SCOPE
 from schemas.time import UTC, iso
 from storage.queue import RetryLater, enqueue
 from storage.tables.integrations import Integration
@@ -43,8 +44,9 @@ from tools.endpoint import Call, Endpoint
 from tools.links import link
 from tools.runtime import Runtime
 from tools.services import signing
+from tools.services.accounts import account_of
 from tools.services.redaction import safe_failure, safe_permalink
-from tools.targets import PROVIDER_TIMEOUT_SECONDS, _account
+from tools.targets import PROVIDER_TIMEOUT_SECONDS
 
 log = logging.getLogger("socialpub.receipts")
 
@@ -310,7 +312,7 @@ async def run_provider_cleanup(rt: Runtime, job_id: str, payload: dict[str, Any]
         return
     try:
         with anyio.fail_after(PROVIDER_TIMEOUT_SECONDS):
-            await provider.delete_post(_account(integration), target.publish_id)
+            await provider.delete_post(account_of(integration), target.publish_id)
     except ProviderError as exc:
         if exc.retryable and not last_attempt:
             raise RetryLater(exc.kind) from None  # the kind only: provider words stay out of job rows too
@@ -343,7 +345,7 @@ ENDPOINTS = [
     Endpoint(
         name="request_provider_cleanup", method="POST", path=SCHEDULE + "/provider-cleanup", toolset="schedules",
         handler=request_provider_cleanup, request=ProviderCleanupRequest, response=out.CleanupResult,
-        scopes=("publish:execute",), idempotency="required", destructive=True, open_world=True,
+        scopes=(PUBLISH_SCOPE,), idempotency="required", destructive=True, open_world=True,
         replay=_replayed, title="Request provider cleanup",
         summary="Queue removal from the platforms of the posts published by a Schedule's latest run, using the "
                 "cleanup_authority from its receipt.",

@@ -23,6 +23,7 @@ from schemas import schedules as out
 from schemas.errors import ApiError, issue
 from schemas.ids import Id
 from schemas.requests import RequestModel
+from schemas.scopes import PUBLISH_SCOPE
 from schemas.time import iso, parse_timestamp
 from storage.tables.autopilot import AutopilotItem
 from storage.tables.content import ContentItemLabel
@@ -36,7 +37,7 @@ from storage.tables.publishing import (
 )
 from tools.endpoint import Call, Endpoint
 from tools.links import link
-from tools.schedules.preflight import PUBLISH_SCOPE, IntegrationIds, require_schedulable
+from tools.schedules.preflight import IntegrationIds, require_schedulable
 from tools.schedules.rows import new_schedule
 from tools.services import signing
 

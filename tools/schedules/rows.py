@@ -13,8 +13,9 @@ from typing import Any
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
+from schemas.states import APPROVAL_STATUSES
 from storage.tables.brands import Brand
-from storage.tables.publishing import APPROVAL_STATUSES, SOURCES, Schedule
+from storage.tables.publishing import SOURCES, Schedule
 
 BLOCKING_REASONS: dict[str, dict[str, str]] = {
     "pending_review": {

@@ -19,6 +19,7 @@ from fractions import Fraction
 from functools import cache
 from typing import Any
 
+from schemas.errors import MAX_ISSUES
 from schemas.platform_settings import Settings
 from schemas.platforms import BY_KEY, REPAIR_POLICY, VALIDATION_VERSION, Platform
 from schemas.platforms.rules import CountLimit, MediaSpec, PlatformRules, PostTypeRules, Requirement, TextLimit
@@ -33,6 +34,7 @@ from schemas.preflight import (
     Severity,
     TargetReport,
 )
+from schemas.scopes import PUBLISH_SCOPE
 from schemas.textcount import (
     COUNTING_DESCRIPTIONS,
     all_hashtags,
@@ -44,12 +46,10 @@ from schemas.textcount import (
 from schemas.time import parse_timestamp
 from tools.schedules.repair_options import compute_repair_options, within_aspect
 
-MAX_ISSUES_PER_TARGET = 50
 MAX_NEXT_ACTIONS = 10
 READY_STATUS = "completed"
 FAILED_STATUSES = frozenset({"failed"})
 EXPIRED_STATUSES = frozenset({"expired", "needs_reauth"})
-PUBLISH_SCOPE = "publish:execute"
 
 # code -> (action, label, guidance). Guidance says what to do; messages say what is wrong.
 ACTIONS: dict[str, tuple[str, str, str]] = {
@@ -638,8 +638,8 @@ def evaluate(facts: PreflightFacts) -> EngineResult:
 
 def _report(iid: str, platform: str | None, display_name: str | None, status: str, post_type: str | None,
             issues: list[Issue]) -> TargetReport:
-    omitted = max(0, len(issues) - MAX_ISSUES_PER_TARGET)
-    shown = issues[:MAX_ISSUES_PER_TARGET]
+    omitted = max(0, len(issues) - MAX_ISSUES)
+    shown = issues[:MAX_ISSUES]
     blockers = [x for x in shown if x.severity == "blocker"]
     return TargetReport(integration_id=iid, platform=platform, display_name=display_name, connection_status=status,
                         post_type=post_type, can_schedule=not any(x.severity == "blocker" for x in issues),
