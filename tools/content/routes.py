@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from sqlalchemy import delete, or_
+from sqlalchemy import delete
 from sqlmodel import select
 
 from providers.base import ProviderError
 from schemas import content as sc
 from schemas.errors import ApiError, Issues, issue
-from schemas.ids import is_id, new_id
+from schemas.ids import new_id
 from schemas.paging import OlderLimit, Page, SortDir
 from schemas.requests import QueryParam, RequestModel
+from storage import keyset
 from storage.pagination import older_page, sort_order
 from storage.tables.content import ContentItem, ContentItemLabel
 from storage.tables.integrations import Integration
@@ -104,35 +105,19 @@ class ListContentItemsRequest(RequestModel):
         "desc", "desc: most recently updated first (default); asc: least recently updated first.")
 
 
-def invalid_cursor() -> ApiError:
-    return ApiError("INVALID_CURSOR", "The cursor is not the ID of a content item of this brand; read the list "
-                                      "again without cursor.", issues=[issue("$.cursor", "INVALID_CURSOR",
-                                                                             "Send a next_cursor this list returned.")])
-
-
 async def list_content_items(call: Call, req: ListContentItemsRequest) -> dict[str, Any]:
     """Keyset pages on (updated_at, id) using ix_content_items_brand_updated: the cost of a page does not grow
-    with the number of items."""
-    desc = req.order_direction == "desc"
-    query = select(ContentItem).where(ContentItem.brand_id == call.brand_id)
+    with the number of items. The cursor is the last item's ID, as the spec fixes it."""
+    mine = ContentItem.brand_id == call.brand_id
+    position = None
     if req.cursor is not None:
-        if not is_id(req.cursor):
-            raise invalid_cursor()
-        anchor = (await call.session.exec(select(ContentItem.updated_at).where(
-            ContentItem.id == req.cursor, ContentItem.brand_id == call.brand_id))).first()
-        if anchor is None:
-            raise invalid_cursor()
-        if desc:
-            query = query.where(ContentItem.updated_at <= anchor,
-                                or_(ContentItem.updated_at < anchor, ContentItem.id < req.cursor))
-        else:
-            query = query.where(ContentItem.updated_at >= anchor,
-                                or_(ContentItem.updated_at > anchor, ContentItem.id > req.cursor))
-    order = (ContentItem.updated_at.desc(), ContentItem.id.desc()) if desc else (ContentItem.updated_at,
-                                                                                   ContentItem.id)
-    rows = list((await call.session.exec(query.order_by(*order).limit(req.limit + 1))).all())
-    has_more = len(rows) > req.limit
-    rows = rows[: req.limit]
+        position = await keyset.position_of_id(call.session, ContentItem.updated_at, ContentItem.id, req.cursor, mine)
+        if position is None:
+            raise keyset.invalid_cursor("The cursor is not the ID of a content item of this brand; read the list "
+                                        "again without cursor.")
+    rows, has_more = await keyset.page(call.session, select(ContentItem).where(mine), ContentItem.updated_at,
+                                       ContentItem.id, desc=req.order_direction == "desc", limit=req.limit,
+                                       position=position)
     labels = await label_ids_of(call.session, [r.id for r in rows])
     return {"items": [summary(r, labels[r.id]) for r in rows], "has_more": has_more,
             "next_cursor": rows[-1].id if has_more else None}

@@ -11,7 +11,6 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import and_, or_
 from sqlmodel import select
 
 from schemas import media as out
@@ -31,6 +30,7 @@ from schemas.media import (
 from schemas.paging import Cursor
 from schemas.requests import PathParam, QueryParam, RequestModel
 from schemas.time import iso
+from storage import keyset
 from storage.tables.media import Media
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
@@ -229,14 +229,15 @@ async def request_media_upload_url(call: Call, req: RequestUploadUrlRequest) -> 
 # -- list cursor: signed, bound to the brand, positioned on the last row scanned -------------------------------------
 
 def encode_cursor(call: Call, media: Media) -> str:
-    return signing.encode_position(call.rt.settings, CURSOR_PURPOSE, (call.brand_id,), media.created_at, media.id)
+    return keyset.encode(signing.signer(call.rt.settings, CURSOR_PURPOSE), (call.brand_id,), media.created_at,
+                         media.id)
 
 
 def decode_cursor(call: Call, cursor: str) -> tuple[datetime, str]:
-    position = signing.decode_position(call.rt.settings, CURSOR_PURPOSE, (call.brand_id,), cursor, "med")
+    position = keyset.decode(signing.signer(call.rt.settings, CURSOR_PURPOSE), (call.brand_id,), cursor, "med")
     if position is None:
-        raise ApiError("INVALID_CURSOR", "This cursor is not valid for this brand's media list; read the list again "
-                                         "without a cursor.")
+        raise keyset.invalid_cursor("This cursor is not valid for this brand's media list; read the list again "
+                                    "without a cursor.")
     return position
 
 
@@ -252,10 +253,9 @@ async def list_media(call: Call, req: ListMediaRequest) -> Reply:
                                 "message": "Send pagination=cursor with cursor."}])
     query = select(Media).where(Media.brand_id == call.brand_id, Media.workspace_id == call.brand.workspace_id)
     if req.cursor is not None:
-        created, last_id = decode_cursor(call, req.cursor)
-        query = query.where(or_(Media.created_at < created, and_(Media.created_at == created, Media.id < last_id)))
+        query = keyset.after(query, Media.created_at, Media.id, decode_cursor(call, req.cursor), desc=True)
     rows = (await call.session.exec(
-        query.order_by(Media.created_at.desc(), Media.id.desc()).limit(SCAN_WINDOW))).all()
+        query.order_by(*keyset.order(Media.created_at, Media.id, desc=True)).limit(SCAN_WINDOW))).all()
     items: list[Media] = []
     position: Media | None = None  # the last row consumed, listed or skipped: the next page starts after it
     for row in rows:

@@ -12,11 +12,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
 from schemas import notifications as out
-from schemas.errors import ApiError, issue
-from schemas.ids import is_id, new_id
+from schemas.ids import new_id
 from schemas.paging import Cursor
 from schemas.requests import PathParam, QueryParam, RequestModel
 from schemas.time import iso
+from storage import keyset
 from storage.tables.notifications import Notification, NotificationBrandOverride
 from tools.endpoint import Call, Endpoint
 from tools.notifications.notify import account_settings, merged
@@ -53,16 +53,15 @@ async def list_notifications(call: Call, req: ListNotificationsRequest) -> out.N
     query = select(Notification).where(*mine)
     if req.filter == "unread":
         query = query.where(Notification.is_read.is_(False))
-    if req.cursor is not None:
-        known = is_id(req.cursor, "ntf") and (await call.session.exec(
-            select(Notification.id).where(Notification.id == req.cursor, *mine))).first() is not None
-        if not known:
-            raise ApiError("INVALID_CURSOR", "The cursor is not a next_cursor of this brand's notifications.",
-                           issues=[issue("$.cursor", "INVALID_CURSOR", "Use next_cursor from the previous page.")])
-        query = query.where(Notification.id < req.cursor)
-    rows = (await call.session.exec(query.order_by(Notification.id.desc()).limit(req.limit + 1))).all()
-    page = rows[: req.limit]
-    has_more = len(rows) > req.limit
+    position = None
+    if req.cursor is not None:  # the last item's ID, ordered by ID (new IDs sort last)
+        position = await keyset.position_of_id(call.session, Notification.id, Notification.id, req.cursor, *mine,
+                                               id_prefix="ntf")
+        if position is None:
+            raise keyset.invalid_cursor("The cursor is not a next_cursor of this brand's notifications.",
+                                        "Use next_cursor from the previous page.")
+    page, has_more = await keyset.page(call.session, query, Notification.id, Notification.id, desc=True,
+                                       limit=req.limit, position=position)
     return out.NotificationPage.model_validate({"items": [item(n) for n in page], "has_more": has_more,
                                                 "next_cursor": page[-1].id if has_more else None})
 

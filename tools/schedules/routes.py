@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from pydantic import Field
-from sqlalchemy import or_, update
+from sqlalchemy import update
 from sqlmodel import func, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -25,6 +25,7 @@ from schemas.ids import Id
 from schemas.requests import RequestModel
 from schemas.scopes import PUBLISH_SCOPE
 from schemas.time import iso, parse_timestamp
+from storage import keyset
 from storage.tables.autopilot import AutopilotItem
 from storage.tables.content import ContentItemLabel
 from storage.tables.library import Label
@@ -210,17 +211,16 @@ def _cursor_parts(call: Call, start: datetime, end: datetime, label: str | None,
 
 
 def _encode_cursor(call: Call, parts: tuple[str, ...], row: Schedule) -> str:
-    return signing.encode_position(call.rt.settings, CURSOR_PURPOSE, parts, row.scheduled_at, row.id)
+    return keyset.encode(signing.signer(call.rt.settings, CURSOR_PURPOSE), parts, row.scheduled_at, row.id)
 
 
 def _decode_cursor(call: Call, parts: tuple[str, ...], cursor: str) -> tuple[datetime, str]:
-    invalid = ApiError("INVALID_CURSOR", "This cursor is not a next_cursor of this list with the same window, label "
-                                         "and order_direction; read the list again without cursor.",
-                       issues=[issue("$.cursor", "INVALID_CURSOR", "Send next_cursor with the same from, to, label "
-                                                                   "and order_direction as the page that returned it.")])
-    position = signing.decode_position(call.rt.settings, CURSOR_PURPOSE, parts, cursor, "sch")
+    position = keyset.decode(signing.signer(call.rt.settings, CURSOR_PURPOSE), parts, cursor, "sch")
     if position is None:
-        raise invalid
+        raise keyset.invalid_cursor("This cursor is not a next_cursor of this list with the same window, label "
+                                    "and order_direction; read the list again without cursor.",
+                                    "Send next_cursor with the same from, to, label and order_direction as the "
+                                    "page that returned it.")
     return position
 
 
@@ -262,18 +262,9 @@ async def list_schedules(call: Call, req: Any) -> dict[str, Any]:
     if req.label is not None:
         query = query.join(ContentItemLabel, ContentItemLabel.content_item_id == Schedule.content_item_id).where(
             ContentItemLabel.label_id == req.label, ContentItemLabel.brand_id == call.brand_id)
-    if req.cursor is not None:
-        anchor, last_id = _decode_cursor(call, parts, req.cursor)
-        if desc:
-            query = query.where(Schedule.scheduled_at <= anchor,
-                                or_(Schedule.scheduled_at < anchor, Schedule.id < last_id))
-        else:
-            query = query.where(Schedule.scheduled_at >= anchor,
-                                or_(Schedule.scheduled_at > anchor, Schedule.id > last_id))
-    order = (Schedule.scheduled_at.desc(), Schedule.id.desc()) if desc else (Schedule.scheduled_at, Schedule.id)
-    rows = list((await session.exec(query.order_by(*order).limit(req.limit + 1))).all())
-    has_more = len(rows) > req.limit
-    rows = rows[: req.limit]
+    position = _decode_cursor(call, parts, req.cursor) if req.cursor is not None else None
+    rows, has_more = await keyset.page(session, query, Schedule.scheduled_at, Schedule.id, desc=desc,
+                                       limit=req.limit, position=position)
     return {"items": await schedule_payloads(session, rows), "has_more": has_more,
             "next_cursor": _encode_cursor(call, parts, rows[-1]) if has_more else None}
 

@@ -1,4 +1,4 @@
-"""Server-signed tokens (upload capabilities, list cursors): HMAC-SHA256 under a per-purpose key.
+"""Server-signed tokens (upload capabilities, cleanup authority, list cursors via storage/keyset.py): HMAC-SHA256 under a per-purpose key.
 
 The key is `settings.signing_secret` (SOCIALPUB_SIGNING_SECRET) or, when unset, 32 random bytes created once
 in `{home}/signing.key` (mode 0600). Each purpose gets its own derived key, so a signature made for one use
@@ -10,16 +10,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import os
 import secrets
-from datetime import datetime
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from schemas.ids import is_id
 from schemas.settings import Settings
-from schemas.time import iso, parse_timestamp
 
 KEY_FILE = "signing.key"
 SEPARATOR = "\x1f"
@@ -61,24 +58,19 @@ def verify(settings: Settings, signature: str, purpose: str, *parts: str) -> boo
     return hmac.compare_digest(sign(settings, purpose, *parts).encode(), signature.encode("utf-8", "replace"))
 
 
-# -- keyset list cursors: the last row's (time, id), signed and bound to everything that defines the list -------
+@dataclass(frozen=True)
+class PurposeSigner:
+    """`sign` / `verify` bound to one purpose: what storage/keyset.py signs list cursors with."""
 
-def encode_position(settings: Settings, purpose: str, bound: tuple[str, ...], at: datetime, row_id: str) -> str:
-    """A cursor naming the last row of a page; it verifies only with the same purpose and `bound` values (brand,
-    window, filters, direction)."""
-    body = _b64(json.dumps({"t": iso(at), "i": row_id}, separators=(",", ":")).encode())
-    return f"{body}.{sign(settings, purpose, *bound, body)}"
+    settings: Settings
+    purpose: str
+
+    def sign(self, *parts: str) -> str:
+        return sign(self.settings, self.purpose, *parts)
+
+    def verify(self, signature: str, *parts: str) -> bool:
+        return verify(self.settings, signature, self.purpose, *parts)
 
 
-def decode_position(settings: Settings, purpose: str, bound: tuple[str, ...], cursor: str,
-                    id_prefix: str) -> tuple[datetime, str] | None:
-    """(time, id) of a cursor from `encode_position`, or None when it is forged, foreign or malformed."""
-    body, _, signature = cursor.partition(".")
-    if not body or not signature or not verify(settings, signature, purpose, *bound, body):
-        return None
-    try:
-        data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-        at, row_id = parse_timestamp(data["t"]), data["i"]
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
-    return (at, row_id) if is_id(row_id, id_prefix) else None
+def signer(settings: Settings, purpose: str) -> PurposeSigner:
+    return PurposeSigner(settings, purpose)
