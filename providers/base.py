@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 # How a provider failure is classified; `retryable` kinds are retried by the worker with backoff.
@@ -17,13 +18,19 @@ ERROR_KINDS = {
 
 
 class ProviderError(Exception):
-    def __init__(self, kind: str, message: str, *, retry_after: float | None = None) -> None:
+    """A classified provider failure. `message` is for logs (never a credential, never shown to clients);
+    `safe_reason` is an adapter-written sentence a client may read ("Bluesky refused the post: text is longer
+    than 300 graphemes"): built from our own words and bounded provider facts, never the raw provider body."""
+
+    def __init__(self, kind: str, message: str, *, retry_after: float | None = None,
+                 safe_reason: str | None = None) -> None:
         if kind not in ERROR_KINDS:
             raise ValueError(f"unknown provider error kind {kind}")
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.retry_after = retry_after
+        self.safe_reason = safe_reason
 
     @property
     def retryable(self) -> bool:
@@ -40,6 +47,25 @@ class Account:
     provider_account_id: str | None
     credentials: dict[str, Any] | None
     state: dict[str, Any] = field(default_factory=dict)
+    # Set by an adapter that refreshed or rotated credentials during a call; the caller stores them (encrypted).
+    credentials_changed: bool = False
+
+    def update_credentials(self, credentials: dict[str, Any]) -> None:
+        self.credentials = credentials
+        self.credentials_changed = True
+
+
+@dataclass
+class Connection:
+    """What a verified connect returns (a session was created, a token or webhook answered); the caller stores
+    it as an integration, the credentials encrypted in the vault."""
+
+    provider_account_id: str
+    username: str | None
+    display_name: str | None
+    credentials: dict[str, Any]
+    state: dict[str, Any] = field(default_factory=dict)
+    avatar_url: str | None = None
 
 
 @dataclass
@@ -85,3 +111,8 @@ class Provider(Protocol):
         ...
 
     async def delete_post(self, account: Account, publish_id: str) -> None: ...
+
+    async def refresh_credentials(self, account: Account, now: datetime) -> dict[str, Any] | None:
+        """Fresh credentials when the stored ones expire soon (the caller stores them), else None. Raises
+        ProviderError("reauth_required") when the refresh failed for good (the account must be reconnected)."""
+        ...

@@ -210,3 +210,6 @@ class SandboxProvider:
     async def delete_post(self, account: Account, publish_id: str) -> None:
         self.calls.append({"op": "delete_post", "integration_id": account.integration_id, "publish_id": publish_id})
         await self._fault(account, "delete_post")
+
+    async def refresh_credentials(self, account: Account, now: Any) -> dict[str, Any] | None:
+        return None  # sandbox tokens never expire

@@ -1,0 +1,105 @@
+"""HTTP for network adapters: one client per base URL, and one classification of failures into error kinds.
+
+Every adapter calls networks through `call`, so timeouts, transport errors and HTTP statuses become the same
+`ProviderError` kinds everywhere: 401 → reauth_required, 429 → rate_limited (with the server's wait), 5xx and
+timeouts → transient, 502/503/504 → unavailable, other 4xx → rejected. An adapter that knows better (Bluesky
+answers 400 `ExpiredToken`) passes `classify` to map its own error bodies first. Response bodies never reach a
+message a client sees: `safe_reason` is the adapter's own sentence, and log messages carry status and path only.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from providers.base import ProviderError
+
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+USER_AGENT = "socialpub (+https://github.com/socialpub)"
+RETRY_AFTER_MAX = 3600.0  # a wait longer than an hour is treated as an hour; the worker's backoff bounds it anyway
+
+# Maps a response to a ProviderError (or None to fall back to the status rules).
+Classifier = Callable[[httpx.Response], ProviderError | None]
+
+
+def new_client(base_url: str = "", *, timeout: httpx.Timeout = DEFAULT_TIMEOUT, **kwargs: Any) -> httpx.AsyncClient:
+    headers = {"User-Agent": USER_AGENT, **kwargs.pop("headers", {})}
+    return httpx.AsyncClient(base_url=base_url, timeout=timeout, headers=headers, follow_redirects=False, **kwargs)
+
+
+def retry_after(response: httpx.Response, now: float | None = None) -> float | None:
+    """Seconds to wait, from `Retry-After` (seconds or an HTTP date) or the `ratelimit-reset` /
+    `x-ratelimit-reset` headers (epoch seconds, as Bluesky and Mastodon send them)."""
+    now = time.time() if now is None else now
+    value = response.headers.get("retry-after")
+    if value:
+        value = value.strip()
+        if value.isdigit():
+            return min(float(value), RETRY_AFTER_MAX)
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            when = None
+        if when is not None:
+            return min(max(when.timestamp() - now, 0.0), RETRY_AFTER_MAX)
+    for name in ("ratelimit-reset", "x-ratelimit-reset"):
+        value = response.headers.get(name)
+        if value:
+            try:
+                reset = float(value)
+            except ValueError:
+                continue
+            # Epoch seconds when large, else seconds from now (both forms exist in the wild).
+            wait = reset - now if reset > 1_000_000_000 else reset
+            return min(max(wait, 0.0), RETRY_AFTER_MAX)
+    return None
+
+
+def status_error(response: httpx.Response, network: str) -> ProviderError:
+    """The error kind an HTTP status means, with a log message that names status and path only."""
+    status = response.status_code
+    where = f"{network} answered {status} to {response.request.method} {response.request.url.path}"
+    if status == 401:
+        return ProviderError("reauth_required", where,
+                             safe_reason=f"{network} no longer accepts the account's authorisation.")
+    if status == 429:
+        return ProviderError("rate_limited", where, retry_after=retry_after(response))
+    if status in (502, 503, 504):
+        return ProviderError("unavailable", where, retry_after=retry_after(response))
+    if status >= 500:
+        return ProviderError("transient", where)
+    if status == 403:
+        return ProviderError("rejected", where, safe_reason=f"{network} refused the post: the account lacks "
+                                                            "permission for it.")
+    return ProviderError("rejected", where, safe_reason=f"{network} refused the post.")
+
+
+async def call(client: httpx.AsyncClient, method: str, url: str, *, network: str,
+               classify: Classifier | None = None, **kwargs: Any) -> httpx.Response:
+    """One request; a 2xx/3xx response is returned, anything else raises a classified ProviderError."""
+    try:
+        response = await client.request(method, url, **kwargs)
+    except httpx.TimeoutException as exc:
+        raise ProviderError("transient", f"{network} timed out ({type(exc).__name__})") from None
+    except httpx.TransportError as exc:
+        raise ProviderError("transient", f"{network} could not be reached ({type(exc).__name__})") from None
+    if response.is_success or response.is_redirect:
+        return response
+    if classify is not None:
+        error = classify(response)
+        if error is not None:
+            raise error
+    raise status_error(response, network)
+
+
+def json_body(response: httpx.Response, network: str) -> Any:
+    """The response's JSON, or a `malformed` error when the network answered something else."""
+    try:
+        return response.json()
+    except ValueError:
+        raise ProviderError("malformed", f"{network} answered {response.status_code} with a body that is not JSON "
+                                         f"to {response.request.url.path}") from None
