@@ -14,6 +14,7 @@ from pydantic_core import PydanticCustomError
 
 from schemas.envelope import Link
 from schemas.ids import Id
+from schemas.preflight import IntegrationIds
 from schemas.requests import PathParam, QueryParam, RequestModel
 from schemas.states import ApprovalStatus, ScheduleStatus, TargetState
 from schemas.time import parse_timestamp
@@ -170,3 +171,16 @@ class DeletedSchedule(_Out):
     id: str = Field(description="The removed Schedule's ID.")
     content_item_id: str = Field(description="The content item, kept with its media.")
     outcome: Literal["deleted"] = Field(description="A replay keeps the outcome and adds Idempotency-Replayed.")
+
+
+# -- request models ------------------------------------------------------------------------------------------
+
+class CreateScheduleRequest(RequestModel):
+    brand_id: BrandId
+    content_item_id: Id = Field(description="The draft to publish: a content item ID of this brand.")
+    scheduled_at: Timestamp = Field(description="When to publish: ISO 8601 with an explicit offset or Z, in the "
+                                                    "future. Stored as UTC with millisecond precision.")
+    integration_ids: IntegrationIds
+    approval_status: Annotated[ApprovalStatus, Field(
+        description="Never inferred. pending_review: held for review (needs only schedule:write); approved: "
+                    "publishes at scheduled_at (also needs publish:execute); rejected: recorded, never publishes.")]

@@ -8,35 +8,17 @@ provider cleanup removed the post.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from sqlmodel import select
 
 from schemas import history as out
-from schemas.paging import OlderLimit, Page, SortDir
-from schemas.requests import PathParam, QueryParam, RequestModel
+from schemas.history import ListHistoryRequest, ListPublicationsRequest
 from schemas.time import iso
 from storage.pagination import older_page, sort_order
 from storage.tables.publishing import Publication, PublishTarget
 from tools.endpoint import Call, Endpoint, Reply
 from tools.services.redaction import safe_failure, safe_permalink
-
-BrandId = Annotated[str, PathParam("Brand ID, from get_context.")]
-
-
-class ListPublicationsRequest(RequestModel):
-    brand_id: BrandId
-    page: Page = 1
-    limit: OlderLimit = 50
-    sort_by: Literal["created_at", "updated_at"] = QueryParam("created_at", "Sort key.")
-    sort_dir: SortDir = "desc"
-
-
-class ListHistoryRequest(RequestModel):
-    brand_id: BrandId
-    limit: int = QueryParam(out.HISTORY_DEFAULT, f"Items per page, 1 to {out.HISTORY_MAX}.", ge=1,
-                            le=out.HISTORY_MAX)
-    page: Page = 1
 
 
 async def _targets(call: Call, rows: list[Publication]) -> dict[str, PublishTarget]:

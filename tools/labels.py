@@ -13,23 +13,12 @@ from sqlmodel import select
 from schemas import library as sl
 from schemas.errors import ApiError, issue, not_found
 from schemas.ids import new_id
-from schemas.paging import OlderLimit, Page
-from schemas.requests import RequestModel
+from schemas.library import ListLabelsOlderRequest, ListLabelsRequest
 from schemas.time import iso
 from storage.pagination import older_page, sort_order
 from storage.tables.content import ContentItemLabel
 from storage.tables.library import Label, Snippet
 from tools.endpoint import Call, Endpoint, Reply
-
-
-class ListLabelsRequest(RequestModel):
-    brand_id: sl.BrandId
-
-
-class ListLabelsOlderRequest(RequestModel):
-    brand_id: sl.BrandId
-    page: Page = 1
-    limit: OlderLimit = 50
 
 
 def label_out(label: Label) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import copy
 import logging
 import math
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
 from pydantic import ValidationError
@@ -25,12 +25,10 @@ from sqlmodel import select
 from providers.base import Account, Options, ProviderError
 from schemas import targets as out
 from schemas.errors import ApiError, issue
-from schemas.ids import Id
-from schemas.paging import OlderLimit, Page
 from schemas.platform_settings import PinterestSettings, TikTokSettings
 from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
 from schemas.platforms import PLATFORM_KEYS, PLATFORMS, Platform, public_platforms
-from schemas.requests import PathParam, RequestModel
+from schemas.targets import BrandPath, IntegrationPath, ListIntegrationsRequest
 from schemas.time import iso, parse_timestamp
 from storage.pagination import older_page
 from storage.tables.integrations import Integration
@@ -55,24 +53,6 @@ OPTION_FIELDS = {
 }
 # Kinds for which an empty list is a valid answer (an account may have no boards yet).
 MAY_BE_EMPTY = {"pinterest_boards"}
-
-BrandId = Annotated[str, PathParam("Brand ID, from get_context or list_brands.")]
-IntegrationId = Annotated[Id, PathParam("Integration ID (`integration_id` of a row of list_targets).")]
-
-
-class BrandPath(RequestModel):
-    brand_id: BrandId
-
-
-class IntegrationPath(RequestModel):
-    brand_id: BrandId
-    integration_id: IntegrationId
-
-
-class ListIntegrationsRequest(RequestModel):
-    brand_id: BrandId
-    page: Page = 1
-    limit: OlderLimit = 50
 
 
 # -- readiness ---------------------------------------------------------------------------------------------

@@ -8,14 +8,20 @@ writes answer 409. The flow, every choice and every limit: docs/admin.md.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
 from sqlmodel import func, select
 
 from schemas import admin as out
+from schemas.admin import (
+    BrandPath,
+    ClaimLinkRequest,
+    CreateProspectRequest,
+    SamplePackRequest,
+    StartScanRequest,
+    UpdateProspectRequest,
+)
 from schemas.errors import ApiError, Issues
-from schemas.requests import PathParam, QueryParam, RequestModel
 from schemas.scopes import ADMIN_ROLES
 from schemas.time import iso
 from storage.tables.admin import AdminProspect
@@ -37,49 +43,12 @@ from tools.links import link
 from tools.operator import actions as operator
 from tools.services import fetch
 
-BrandId = Annotated[str, PathParam("Prospect brand ID, from create_prospect_brand.")]
 READ = {"roles": ADMIN_ROLES, "scopes": ("admin:read",), "toolset": "admin"}
 WRITE = {"roles": ADMIN_ROLES, "scopes": ("admin:marketing",), "toolset": "admin"}
 NEVER = "Never publishes, schedules nothing and calls no social network."
 
 
 # -- requests ---------------------------------------------------------------------------------------------------
-
-class CreateProspectRequest(RequestModel):
-    name: out.ProspectName
-    description: str | None = Field(None, max_length=out.DESCRIPTION_MAX,
-                                    description="Up to 5,000 characters; a website scan fills it when empty.")
-
-
-class BrandPath(RequestModel):
-    brand_id: BrandId
-
-
-class UpdateProspectRequest(RequestModel):
-    brand_id: BrandId
-    onboarding_step: out.OnboardingStep = out.optional(
-        description="Any step but `claimed` (set only by claiming): " + ", ".join(out.ONBOARDING_STEPS) + ".")
-    config: out.ConfigPatch = out.optional(description="Only the fields sent change.")
-
-
-class StartScanRequest(RequestModel):
-    brand_id: BrandId
-    website_url: str | None = Field(None, min_length=1, max_length=out.WEBSITE_MAX,
-                                    description="Public http(s) URL to scan; omitted: the brand's website.")
-
-
-class SamplePackRequest(RequestModel):
-    brand_id: BrandId
-    limit: int = QueryParam(out.SAMPLE_PACK_LIMIT_DEFAULT, "Samples wanted, 1 to 10 (default 3); `ready` needs "
-                                                           "this many usable samples.",
-                            ge=out.SAMPLE_PACK_LIMIT_MIN, le=out.SAMPLE_PACK_LIMIT_MAX)
-
-
-class ClaimLinkRequest(RequestModel):
-    brand_id: BrandId
-    ttl_hours: float | None = Field(None, gt=0, le=out.CLAIM_TTL_HOURS_MAX, allow_inf_nan=False,
-                                    description="Hours until the link expires (more than 0, up to 8,760); omitted or "
-                                                "null: it never expires.")
 
 
 # -- helpers ----------------------------------------------------------------------------------------------------

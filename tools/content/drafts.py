@@ -12,9 +12,8 @@ from sqlalchemy import or_
 from sqlmodel import select
 
 from schemas import content as sc
+from schemas.content import ListDraftsRequest
 from schemas.errors import ApiError, issue
-from schemas.ids import Id
-from schemas.requests import QueryParam, RequestModel
 from schemas.time import iso
 from storage.tables.content import ContentItem, ContentItemLabel
 from storage.tables.library import Label
@@ -25,12 +24,6 @@ from tools.endpoint import Call, Endpoint
 from tools.links import link
 
 SCAN_BATCH = 200  # drafts are read newest first in batches until 50 unused ones are found
-
-
-class ListDraftsRequest(RequestModel):
-    brand_id: sc.BrandId
-    label: Id | None = QueryParam(None, "Only drafts with this label (an id from list_labels); applied before "
-                                        "the 50-draft cut.")
 
 
 def draft_item(item: ContentItem) -> dict[str, Any]:

@@ -6,17 +6,16 @@ publishes; only the TikTok privacy update reads the provider (a live check of th
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from sqlalchemy import delete
 from sqlmodel import select
 
 from providers.base import ProviderError
 from schemas import content as sc
+from schemas.content import ListContentItemsOlderRequest, ListContentItemsRequest
 from schemas.errors import ApiError, Issues, issue
 from schemas.ids import new_id
-from schemas.paging import OlderLimit, Page, SortDir
-from schemas.requests import QueryParam, RequestModel
 from storage import keyset
 from storage.pagination import older_page, sort_order
 from storage.tables.content import ContentItem, ContentItemLabel
@@ -41,9 +40,6 @@ from tools.services.accounts import account_of, provider_error
 LIST_TARGETS = "list_targets"
 PREFLIGHT = "preflight_content"
 DYNAMIC_OPTIONS = "get_target_dynamic_options"
-
-LIST_MAX = 50
-LIST_DEFAULT = 20
 
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
@@ -96,15 +92,6 @@ async def get_content_item(call: Call, req: sc.ContentItemPath) -> dict[str, Any
     return {"content_item": released(item, labels), "links": _drop_none(links)}
 
 
-class ListContentItemsRequest(RequestModel):
-    brand_id: sc.BrandId
-    limit: int = QueryParam(LIST_DEFAULT, f"Items per page, 1 to {LIST_MAX}.", ge=1, le=LIST_MAX)
-    cursor: str | None = QueryParam(None, "next_cursor of the previous page (the ID of its last item).",
-                                    max_length=64)
-    order_direction: Literal["desc", "asc"] = QueryParam(
-        "desc", "desc: most recently updated first (default); asc: least recently updated first.")
-
-
 async def list_content_items(call: Call, req: ListContentItemsRequest) -> dict[str, Any]:
     """Keyset pages on (updated_at, id) using ix_content_items_brand_updated: the cost of a page does not grow
     with the number of items. The cursor is the last item's ID, as the spec fixes it."""
@@ -121,14 +108,6 @@ async def list_content_items(call: Call, req: ListContentItemsRequest) -> dict[s
     labels = await label_ids_of(call.session, [r.id for r in rows])
     return {"items": [summary(r, labels[r.id]) for r in rows], "has_more": has_more,
             "next_cursor": rows[-1].id if has_more else None}
-
-
-class ListContentItemsOlderRequest(RequestModel):
-    brand_id: sc.BrandId
-    page: Page = 1
-    limit: OlderLimit = 50
-    sort_by: Literal["created_at", "updated_at", "name"] = QueryParam("created_at", "Sort key.")
-    sort_dir: SortDir = "desc"
 
 
 async def list_content_items_older(call: Call, req: ListContentItemsOlderRequest) -> Reply:

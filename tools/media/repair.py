@@ -13,18 +13,16 @@ The source item, its bytes and every draft are left untouched.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field
 from sqlmodel import select
 
 from schemas import media_repair as out
 from schemas.errors import ApiError, issue
-from schemas.ids import Id
 from schemas.media import FILENAME_MAX
-from schemas.platforms import BY_KEY, REPAIR_POLICY, VALIDATION_VERSION, public_platforms
+from schemas.media_repair import RepairDerivativeRequest
+from schemas.platforms import BY_KEY, REPAIR_POLICY, VALIDATION_VERSION
 from schemas.preflight import MediaFacts, RepairOption
-from schemas.requests import RequestModel
 from storage.tables.integrations import Integration
 from storage.tables.media import READY_STATUSES, Media
 from tools.endpoint import Call, Endpoint, Reply
@@ -37,26 +35,10 @@ from tools.media.derivatives import (
     output_content_type,
 )
 from tools.media.items import media_item
-from tools.media.routes import BrandId, MediaId, _get, _new_media
+from tools.media.routes import _get, _new_media
 from tools.media.transform import TransformError
 from tools.media.uploads import enqueue_processing
 from tools.schedules.repair_options import compute_repair_options, find_repair_option
-
-PlatformKey = Literal[tuple(p.key for p in public_platforms())]  # type: ignore[valid-type]
-
-
-class RepairDerivativeRequest(RequestModel):
-    brand_id: BrandId
-    media_id: MediaId
-    integration_id: Id = Field(description="The target the option was issued for (preflight's integration_id).")
-    platform: PlatformKey = Field(description="That integration's platform, as in the repair option.")
-    post_type: str = Field(min_length=1, max_length=40, pattern=r"^[A-Z][A-Z0-9_]*$",
-                           description="The post type the option was issued for, as in the repair option.")
-    mode: out.RepairMode = Field(description="centre_crop or pad: the mode of the chosen repair option.")
-    repair_option_id: str = Field(pattern=r"^ro_[0-9a-f]{32}$",
-                                  description="`id` of an available entry of a preflight blocker's repair_options.")
-    policy_version: str = Field(min_length=1, max_length=40, pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\.[0-9]+$",
-                                description="The option's policy_version (preflight's validation_version).")
 
 
 def _refuse(issues: list[dict[str, Any]], *, next_action: str = "preflight_content", **details: Any) -> ApiError:

@@ -8,27 +8,24 @@ probes the bytes. Handlers create records, check input and read; they never poll
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import Field
 from sqlmodel import select
 
 from schemas import media as out
 from schemas.errors import ApiError, Issues, not_found
-from schemas.ids import Id, is_id, new_id
+from schemas.ids import is_id, new_id
 from schemas.media import (
     BY_CONTENT_TYPE,
-    DESCRIPTION_MAX,
-    FILENAME_MAX,
-    LIST_DEFAULT_LIMIT,
     LIST_MAX_LIMIT,
-    MAX_ANY_BYTES,
     MAX_BYTES,
-    URL_MAX,
-    ContentType,
+    CreateUploadSessionRequest,
+    ImportMediaRequest,
+    ListMediaRequest,
+    MediaPath,
+    RequestUploadUrlRequest,
+    UpdateMediaRequest,
 )
-from schemas.paging import Cursor
-from schemas.requests import PathParam, QueryParam, RequestModel
 from schemas.time import iso
 from storage import keyset
 from storage.tables.media import Media
@@ -48,69 +45,10 @@ from tools.media.items import (
 from tools.media.uploads import enqueue_processing, upload_expiry, upload_headers, upload_url
 from tools.services import fetch, signing
 
-BrandId = Annotated[str, PathParam("Brand ID, from get_context.")]
-MediaId = Annotated[str, PathParam("Media ID, from list_media, an upload or an import.")]
-# Printable, no path separators; trimmed by the handler.
-Filename = Annotated[str, Field(min_length=1, max_length=FILENAME_MAX, pattern=r"^[^\x00-\x1f\x7f/\\]+$",
-                                description="File name shown for the media (no slashes), up to 500 characters.")]
-FolderId = Annotated[Id | None, Field(description="An existing media folder of this brand.")]
-Description = Annotated[str | None, Field(max_length=DESCRIPTION_MAX, description="Free text, e.g. alt text.")]
-
 CURSOR_PURPOSE = "media-list-cursor"
 # Rows looked at per page at most. Items hidden from the list (expired, never-used upload sessions) still
 # advance the cursor, so a page can be empty yet move on: the scan never stalls and its cost stays bounded.
 SCAN_WINDOW = 4 * LIST_MAX_LIMIT
-
-
-class BrandPath(RequestModel):
-    brand_id: BrandId
-
-
-class MediaPath(RequestModel):
-    brand_id: BrandId
-    media_id: MediaId
-
-
-class CreateUploadSessionRequest(RequestModel):
-    brand_id: BrandId
-    filename: Filename
-    content_type: ContentType = Field(description="One of the supported image and video types.")
-    size: int = Field(ge=1, le=MAX_ANY_BYTES, description="Exact size of the file in bytes (images up to 50 MiB, "
-                                                          "videos up to 1 GiB).")
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the file, 64 lower-case hex digits.")
-    folder_id: FolderId = None
-    description: Description = None
-
-
-class ImportMediaRequest(RequestModel):
-    brand_id: BrandId
-    url: str = Field(min_length=1, max_length=URL_MAX,
-                     description="Public http(s) URL of an image or video; its server must send Content-Length.")
-    filename: Filename | None = None
-    folder_id: FolderId = None
-
-
-class RequestUploadUrlRequest(RequestModel):
-    brand_id: BrandId
-    filename: Filename
-    content_type: ContentType = Field(description="One of the supported image and video types.")
-    folder_id: FolderId = None
-
-
-class ListMediaRequest(RequestModel):
-    brand_id: BrandId
-    limit: int = QueryParam(LIST_DEFAULT_LIMIT, "Items per page, 1 to 24.", ge=1, le=LIST_MAX_LIMIT)
-    pagination: Literal["cursor"] | None = QueryParam(None, "`cursor` adds next_cursor to the response.")
-    cursor: Cursor = None
-
-
-class UpdateMediaRequest(RequestModel):
-    brand_id: BrandId
-    media_id: MediaId
-    status: Literal["ready_for_processing"] | None = Field(
-        None, description="Legacy flow: set after PUTting the bytes to upload_url; starts processing.")
-    description: Description = None
-    folder_id: FolderId = None
 
 
 # -- helpers -------------------------------------------------------------------------------------------------
@@ -140,7 +78,6 @@ async def _new_media(call: Call, *, source: str, file_name: str, content_type: s
     call.session.add(media)
     await call.session.flush()
     return media
-
 
 
 async def _get(call: Call, media_id: str) -> Media:

@@ -6,38 +6,17 @@ settings. Producing notifications is `tools/notifications/notify.py`.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
 from schemas import notifications as out
 from schemas.ids import new_id
-from schemas.paging import Cursor
-from schemas.requests import PathParam, QueryParam, RequestModel
+from schemas.notifications import BrandPath, ListNotificationsRequest, UpdateSettingsRequest
 from schemas.time import iso
 from storage import keyset
 from storage.tables.notifications import Notification, NotificationBrandOverride
 from tools.endpoint import Call, Endpoint
 from tools.notifications.notify import account_settings, merged
-
-BrandId = Annotated[str, PathParam("Brand ID, from get_context or list_brands.")]
-
-
-class ListNotificationsRequest(RequestModel):
-    brand_id: BrandId
-    limit: int = QueryParam(out.LIST_DEFAULT, f"Items per page, 1 to {out.LIST_MAX}.", ge=1, le=out.LIST_MAX)
-    filter: Literal["all", "unread"] = QueryParam("all", "`unread` lists only notifications not yet read.")
-    cursor: Cursor
-
-
-class BrandPath(RequestModel):
-    brand_id: BrandId
-
-
-class UpdateSettingsRequest(RequestModel):
-    brand_id: BrandId
-    email_notifications: out.EmailNotificationsPatch  # type: ignore[valid-type]
 
 
 def item(n: Notification) -> dict:

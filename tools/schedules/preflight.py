@@ -12,13 +12,11 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from schemas.content import id_set
 from schemas.errors import ApiError
 from schemas.platforms import VALIDATION_VERSION
 from schemas.preflight import (
@@ -28,11 +26,10 @@ from schemas.preflight import (
     MediaFacts,
     PlanFacts,
     PreflightFacts,
+    PreflightRequest,
     PreflightResult,
 )
-from schemas.requests import PathParam, RequestModel
 from schemas.scopes import PUBLISH_SCOPE
-from schemas.states import ApprovalStatus
 from schemas.time import iso, parse_timestamp
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
@@ -42,20 +39,6 @@ from tools.context import plans
 from tools.endpoint import Call, Endpoint
 from tools.links import link
 from tools.schedules.rules_engine import evaluate
-
-IntegrationIds = Annotated[
-    id_set(20, "1 to 20 integration IDs of this brand, unique, ascending."), Field(min_length=1)]  # type: ignore[valid-type]
-
-
-class PreflightRequest(RequestModel):
-    brand_id: Annotated[str, PathParam("Brand ID.")]
-    content_item_id: Annotated[str, PathParam("Content item ID, from create_content_item.")]
-    integration_ids: IntegrationIds
-    scheduled_at: Annotated[str, Field(max_length=64, description=(
-        "ISO 8601 with an explicit offset or Z. A time without one, or in the past, is a blocker."))] | None = None
-    approval_status: ApprovalStatus | None = Field(
-        None, description="The approval the Schedule would carry: pending_review for a held workflow; approved "
-                          "also needs publish:execute.")
 
 
 @dataclass

@@ -23,17 +23,16 @@ from __future__ import annotations
 import hashlib
 import logging
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
-from pydantic import Field
 from sqlalchemy import update
 from sqlmodel import select
 
 from providers.base import ProviderError
 from schemas import history as out
 from schemas.errors import ApiError, issue, not_found
-from schemas.requests import PathParam, RequestModel
+from schemas.history import ProviderCleanupRequest, ReceiptRequest
 from schemas.scopes import PUBLISH_SCOPE
 from schemas.time import UTC, iso
 from storage.queue import RetryLater, enqueue
@@ -56,23 +55,6 @@ SIGNING_PURPOSE = "provider_cleanup"
 # minutes, and every read within one quarter hour returns the same authority (so a retried POST matches).
 AUTHORITY_WINDOW_SECONDS = 15 * 60
 IN_PROGRESS_STATES = ("pending", "attempting", "retry_wait")
-
-ScheduleId = Annotated[str, PathParam("Schedule ID, from create_schedule or list_schedules.")]
-BrandId = Annotated[str, PathParam("Brand ID, from get_context.")]
-
-
-class ReceiptRequest(RequestModel):
-    brand_id: BrandId
-    schedule_id: ScheduleId
-
-
-class ProviderCleanupRequest(RequestModel):
-    brand_id: BrandId
-    schedule_id: ScheduleId
-    cleanup_authority: str = Field(
-        max_length=64, pattern=out.CLEANUP_AUTHORITY_PATTERN,
-        description="The cleanup_authority from this Schedule's receipt, unchanged. Opaque: do not build or parse "
-                    "it. Provider post IDs are not accepted.")
 
 
 # -- shared reads ------------------------------------------------------------------------------------------------

@@ -12,17 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
 from sqlalchemy import update
 from sqlmodel import func, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import schedules as out
 from schemas.errors import ApiError, issue
-from schemas.ids import Id
-from schemas.requests import RequestModel
+from schemas.schedules import CreateScheduleRequest
 from schemas.scopes import PUBLISH_SCOPE
 from schemas.time import iso, parse_timestamp
 from storage import keyset
@@ -38,7 +36,7 @@ from storage.tables.publishing import (
 )
 from tools.endpoint import Call, Endpoint
 from tools.links import link
-from tools.schedules.preflight import IntegrationIds, require_schedulable
+from tools.schedules.preflight import require_schedulable
 from tools.schedules.rows import new_schedule
 from tools.services import signing
 
@@ -55,17 +53,6 @@ GUIDANCE = {
     "wait_for_execution": "Nothing to do: it publishes at scheduled_at. Read it again with get_schedule after that "
                           "time for latest_execution.",
 }
-
-
-class CreateScheduleRequest(RequestModel):
-    brand_id: out.BrandId
-    content_item_id: Id = Field(description="The draft to publish: a content item ID of this brand.")
-    scheduled_at: out.Timestamp = Field(description="When to publish: ISO 8601 with an explicit offset or Z, in the "
-                                                    "future. Stored as UTC with millisecond precision.")
-    integration_ids: IntegrationIds
-    approval_status: Annotated[out.ApprovalStatus, Field(
-        description="Never inferred. pending_review: held for review (needs only schedule:write); approved: "
-                    "publishes at scheduled_at (also needs publish:execute); rejected: recorded, never publishes.")]
 
 
 # -- the Schedule payload: one builder for every route ----------------------------------------------------------
@@ -174,7 +161,6 @@ async def _ready(call: Call, row: Schedule, when: datetime, approval_status: str
     """Readiness re-check with the preflight engine: 422 PREFLIGHT_BLOCKED with its blockers."""
     await require_schedulable(call, content_item_id=row.content_item_id, integration_ids=list(row.integration_ids),
                               scheduled_at=when, approval_status=approval_status)
-
 
 
 def _replayed(data: Any) -> Any:
