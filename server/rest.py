@@ -117,9 +117,10 @@ class PathHandler:
         args: dict[str, Any] = dict(request.path_params)
         types = self.query_types[ep.name]
         # A GET's unknown query parameters go to validation like any unknown argument; on other methods they
-        # would be taken for body fields, so they are refused here.
+        # would be taken for body fields, and a path parameter's name would replace the path's value, so
+        # those are refused here.
         unknown = sorted(set(query) - set(types))
-        if unknown and ep.method != "GET":
+        if unknown and (ep.method != "GET" or set(unknown) & set(ep.path_params)):
             refused = refused or ApiError("INVALID_QUERY", f"Unknown query parameter {', '.join(unknown)}.", issues=[
                 issue(f"$.{name}", "UNKNOWN_FIELD", "Not a query parameter of this route.") for name in unknown])
             query = {k: v for k, v in query.items() if k in types}

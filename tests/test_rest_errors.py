@@ -72,6 +72,10 @@ async def test_bad_query_values(world) -> None:
     assert err["issues"][0]["code"] == "OUT_OF_RANGE"
     err = check_error(await rest.get("/v1/brands?bogus=1", headers=h), 400, "INVALID_QUERY")
     assert (err["issues"][0]["code"], err["issues"][0]["field_path"]) == ("UNKNOWN_FIELD", "$.bogus")
+    # a path parameter's name in the query never replaces the path's value
+    err = check_error(await rest.get(f"/v1/brands/{world.brand_a.id}?brand_id={world.brand_b.id}", headers=h), 400,
+                      "INVALID_QUERY")
+    assert (err["issues"][0]["code"], err["issues"][0]["field_path"]) == ("UNKNOWN_FIELD", "$.brand_id")
     err = check_error(await rest.get("/v1/brands?page=1&page=2", headers=h), 400, "INVALID_QUERY")
     assert err["issues"][0]["code"] == "REPEATED"
     err = check_error(await rest.get("/v1/context?scope_disclosure=everything", headers=h), 400, "INVALID_QUERY")
