@@ -39,3 +39,13 @@ def test_nothing_is_registered_twice() -> None:
 def test_each_area_names_a_package_or_module_under_tools() -> None:
     for area in areas.AREAS:
         assert importlib.util.find_spec(f"tools.{area.name}") is not None, area.name
+
+
+FRAMEWORK = {"__init__", "areas", "catalogue", "endpoint", "links", "runtime", "tool_schemas", "toolsets"}
+SHARED = {"services", "operator"}  # shared services; the operator CLI back end
+
+
+def test_tools_top_level_holds_only_the_framework_and_the_areas() -> None:
+    top = {info.name for info in pkgutil.iter_modules(tools.__path__)}
+    stray = top - FRAMEWORK - SHARED - {area.name for area in areas.AREAS}
+    assert not stray, f"tools/ holds {sorted(stray)}: put it in an area package or tools/services/"
