@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tools import admin_site
+from tools.admin import site as admin_site
 
 HEAD = ("<!doctype html><html><head><meta charset='utf-8'><title>Bean There Coffee</title>"
         "<meta name='description' content='Small-batch coffee roastery and cafe.'>"

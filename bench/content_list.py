@@ -30,7 +30,8 @@ from server.dispatch import Dispatcher
 from storage.db import Database
 from storage.migrate import upgrade
 from storage.tables.content import ContentItem
-from tools import catalogue, operator
+from tools import catalogue
+from tools.operator import actions as operator
 from tools.runtime import Runtime
 
 START = "2026-01-05T09:00:00.000Z"

@@ -31,7 +31,8 @@ from storage.db import Database
 from storage.migrate import upgrade
 from storage.tables.bio import BioDailyStats
 from storage.tables.notifications import Notification
-from tools import catalogue, operator
+from tools import catalogue
+from tools.operator import actions as operator
 from tools.runtime import Runtime
 
 ROUNDS = 200

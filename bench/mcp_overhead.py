@@ -34,7 +34,7 @@ from schemas.settings import Settings  # noqa: E402
 from server.mcp_server.app import McpApp  # noqa: E402
 from server.mcp_server.selection import Selection  # noqa: E402
 from storage.migrate import upgrade  # noqa: E402
-from tools import operator  # noqa: E402
+from tools.operator import actions as operator  # noqa: E402
 from tools.runtime import Runtime  # noqa: E402
 from tools.toolsets import TOOLSETS  # noqa: E402
 

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from schemas.settings import Settings
 from server.app import build_app
 from storage.migrate import upgrade
-from tools import operator
+from tools.operator import actions as operator
 from tools.runtime import Runtime
 
 CHUNK = 1024 * 1024

@@ -25,7 +25,8 @@ from schemas.ids import new_id
 from schemas.scopes import ALL_SCOPES
 from server.dispatch import Dispatcher
 from storage.tables.media import Media
-from tools import catalogue, operator
+from tools import catalogue
+from tools.operator import actions as operator
 
 # 20 targets: two accounts on each of these ten platforms
 PLATFORMS = ("instagram", "tiktok", "facebook", "youtube", "linkedin", "x", "bluesky", "threads", "pinterest",

@@ -27,8 +27,9 @@ from schemas.ids import new_id
 from schemas.scopes import ALL_SCOPES
 from storage.tables.content import ContentItem
 from storage.tables.publishing import Publication
-from tools import operator, publishing
-from tools.schedule_rows import new_schedule
+from tools.operator import actions as operator
+from tools.publishing import worker as publishing
+from tools.schedules.rows import new_schedule
 
 PLATFORMS = ("instagram", "facebook", "linkedin")
 

@@ -33,9 +33,10 @@ from schemas.scopes import ALL_SCOPES
 from server.dispatch import Dispatcher
 from server.worker import Worker
 from storage.tables.media import Media
-from tools import catalogue, operator
-from tools.media_items import blobs
-from tools.repair_options import compute_repair_options
+from tools import catalogue
+from tools.media.items import blobs
+from tools.operator import actions as operator
+from tools.schedules.repair_options import compute_repair_options
 
 
 def picture(width: int, height: int) -> bytes:

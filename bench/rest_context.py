@@ -69,8 +69,7 @@ async def serve(kind: str, db_url: str, home: str) -> None:
 async def seed(db_url: str) -> str:
     from storage.db import Database
     from storage.migrate import upgrade
-    from tools import operator
-
+    from tools.operator import actions as operator
     db = Database(db_url)
     await upgrade(db)
     from schemas.time import SystemClock

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from schemas.platforms import PLATFORMS
 from schemas.preflight import ContentFacts, IntegrationFacts, MediaFacts, PreflightFacts
 from schemas.textcount import graphemes, threads_length, x_weighted_length
-from tools.rules_engine import evaluate
+from tools.schedules.rules_engine import evaluate
 
 NOW = datetime(2026, 11, 22, 12, tzinfo=UTC)
 CAPTION = ("Launch day 🚀 — read more at https://example.com/launch and www.example.org/faq. 中文 👨‍👩‍👧 " * 25)[:2000]

@@ -14,6 +14,7 @@ from pydantic_core import PydanticCustomError
 
 from schemas.brands import Brand
 from schemas.envelope import Link
+from schemas.requests import PathParam, QueryParam, RequestModel
 
 # -- bounds -----------------------------------------------------------------------------------------------------
 
@@ -307,3 +308,45 @@ class ClaimLink(_Out):
     created_at: str
     single_use: bool
     links: ClaimLinks
+
+
+# -- request models ------------------------------------------------------------------------------------------
+
+BrandId = Annotated[str, PathParam("Prospect brand ID, from create_prospect_brand.")]
+
+
+class CreateProspectRequest(RequestModel):
+    name: ProspectName
+    description: str | None = Field(None, max_length=DESCRIPTION_MAX,
+                                    description="Up to 5,000 characters; a website scan fills it when empty.")
+
+
+class BrandPath(RequestModel):
+    brand_id: BrandId
+
+
+class UpdateProspectRequest(RequestModel):
+    brand_id: BrandId
+    onboarding_step: OnboardingStep = optional(
+        description="Any step but `claimed` (set only by claiming): " + ", ".join(ONBOARDING_STEPS) + ".")
+    config: ConfigPatch = optional(description="Only the fields sent change.")
+
+
+class StartScanRequest(RequestModel):
+    brand_id: BrandId
+    website_url: str | None = Field(None, min_length=1, max_length=WEBSITE_MAX,
+                                    description="Public http(s) URL to scan; omitted: the brand's website.")
+
+
+class SamplePackRequest(RequestModel):
+    brand_id: BrandId
+    limit: int = QueryParam(SAMPLE_PACK_LIMIT_DEFAULT, "Samples wanted, 1 to 10 (default 3); `ready` needs "
+                                                           "this many usable samples.",
+                            ge=SAMPLE_PACK_LIMIT_MIN, le=SAMPLE_PACK_LIMIT_MAX)
+
+
+class ClaimLinkRequest(RequestModel):
+    brand_id: BrandId
+    ttl_hours: float | None = Field(None, gt=0, le=CLAIM_TTL_HOURS_MAX, allow_inf_nan=False,
+                                    description="Hours until the link expires (more than 0, up to 8,760); omitted or "
+                                                "null: it never expires.")

@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from schemas.requests import PathParam, QueryParam, RequestModel
+
 HANDLE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{2,29}$")
 HANDLE_RULE = "3 to 30 characters: lower-case letters, digits, '_' or '-', starting with a letter or digit"
 PAGE_STATUSES = ("draft", "published", "offline")  # plus `not_created` when a brand has no page
-BRAND_STATUSES = ("not_created", *PAGE_STATUSES)
 MAX_LINKS = 20
 TITLE_MAX = 100
 BIO_MAX = 500
 LINK_TITLE_MAX = 100
 URL_MAX = 2000
-STATS_DAYS = (7, 28)
 
 
 def check_url(value: str) -> str:
@@ -95,3 +95,17 @@ class BioStats(_Model):
     visitors: int = Field(description="Distinct visitors per day, summed over the window's days.")
     link_clicks: int = Field(description="Clicks through the page's links in the window.")
     daily: list[BioDay]
+
+
+# -- request models ------------------------------------------------------------------------------------------
+
+BrandId = Annotated[str, PathParam("Brand ID, from get_context or list_brands.")]
+
+
+class BrandPath(RequestModel):
+    brand_id: BrandId
+
+
+class StatsRequest(RequestModel):
+    brand_id: BrandId
+    days: Literal[7, 28] = QueryParam(7, "Window in days ending today (UTC): 7 (default) or 28.")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from schemas.envelope import Link
+from schemas.paging import OlderLimit, Page
+from schemas.requests import PathParam, QueryParam, RequestModel
 
 
 class _Out(BaseModel):
@@ -129,3 +131,22 @@ class Brand(_Out):
     video_posting: str | None
     created_at: str
     updated_at: str
+
+
+# -- request models ------------------------------------------------------------------------------------------
+
+BrandId = Annotated[str, PathParam("Brand ID, from get_context or list_brands.")]
+
+
+class GetContextRequest(RequestModel):
+    scope_disclosure: Literal["effective"] | None = QueryParam(
+        None, "`effective` also lists held History and notification read scopes; it grants nothing.")
+
+
+class BrandPath(RequestModel):
+    brand_id: BrandId
+
+
+class ListBrandsRequest(RequestModel):
+    page: Page = 1
+    limit: OlderLimit = 50

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-POST_TYPES = ("feature_request", "bug_report", "improvement")
-POST_STATUSES = ("pending", "approved", "planned", "in_progress", "completed", "rejected")
-CATEGORIES = ("automation", "integrations", "analytics", "scheduling", "design", "ai", "other")
-SORT_FIELDS = ("created_at", "updated_at", "vote_count", "comment_count")
+from schemas.ids import ID_PATTERN
+from schemas.paging import OlderLimit, Page, SortDir
+from schemas.requests import PathParam, QueryParam, RequestModel
 
 PostType = Literal["feature_request", "bug_report", "improvement"]
 PostStatus = Literal["pending", "approved", "planned", "in_progress", "completed", "rejected"]
 Category = Literal["automation", "integrations", "analytics", "scheduling", "design", "ai", "other"]
 SortField = Literal["created_at", "updated_at", "vote_count", "comment_count"]
+CATEGORIES: tuple[str, ...] = get_args(Category)
 
 TITLE_MAX = 500
 DESCRIPTION_MAX = 10_000
@@ -86,3 +86,96 @@ class Deleted(_Out):
 class CommentDeleted(Deleted):
     post_id: str
     comment_count: int
+
+
+# -- request models ------------------------------------------------------------------------------------------
+
+PostId = Annotated[str, PathParam("Community post ID, from list_community_posts.", pattern=ID_PATTERN)]
+CommentId = Annotated[str, PathParam("Comment ID, from list_community_post_comments.", pattern=ID_PATTERN)]
+
+
+def _no_default(schema: dict) -> None:
+    schema.pop("default", None)
+
+
+def _optional(**kwargs: Any) -> Any:
+    """A PATCH field that may be omitted but, when sent, must have its type (null refused)."""
+    return Field(default=None, json_schema_extra=_no_default, **kwargs)
+
+
+def _trimmed(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        raise ValueError("must not be blank")
+    return value
+
+
+class ListPostsRequest(RequestModel):
+    page: Page = 1
+    limit: OlderLimit = 50
+    sort_by: SortField = QueryParam("created_at", "Sort field: created_at (default), updated_at, vote_count, "
+                                                      "comment_count.")
+    sort_dir: SortDir = "desc"
+
+
+class PostPath(RequestModel):
+    post_id: PostId
+
+
+class CreatePostRequest(RequestModel):
+    title: str = Field(min_length=1, max_length=TITLE_MAX, description="Trimmed; up to 500 characters.")
+    type: PostType
+    description: str | None = Field(default=None, max_length=DESCRIPTION_MAX)
+    category: Category | None = Field(default=None, max_length=CATEGORY_MAX)
+    status: PostStatus = "pending"
+    admin_only: bool = Field(default=False, description="True hides the post from everyone but admins.")
+
+    @field_validator("title")
+    @classmethod
+    def _trim(cls, value: str) -> str | None:
+        return _trimmed(value)
+
+
+class UpdatePostRequest(RequestModel):
+    post_id: PostId
+    status: PostStatus = _optional()
+    title: str = _optional(min_length=1, max_length=TITLE_MAX)
+    description: str | None = _optional(max_length=DESCRIPTION_MAX, description="null clears it.")
+    type: PostType = _optional()
+    category: Category | None = _optional(max_length=CATEGORY_MAX, description="null clears it.")
+    admin_notes: str | None = _optional(max_length=ADMIN_NOTES_MAX, description="null clears it.")
+    rejected_reason: str | None = _optional(max_length=REJECTED_REASON_MAX, description="null clears it.")
+    admin_only: bool = _optional()
+
+    @field_validator("title")
+    @classmethod
+    def _trim(cls, value: str) -> str | None:
+        return _trimmed(value)
+
+
+class AddNoteRequest(RequestModel):
+    post_id: PostId
+    content: str = Field(min_length=1, max_length=CONTENT_MAX)
+
+    @field_validator("content")
+    @classmethod
+    def _trim(cls, value: str) -> str | None:
+        return _trimmed(value)
+
+
+class CreateCommentRequest(RequestModel):
+    post_id: PostId
+    content: str = Field(min_length=1, max_length=CONTENT_MAX)
+    user_name: str = Field(default=DEFAULT_USER_NAME, min_length=1, max_length=USER_NAME_MAX)
+
+    @field_validator("content", "user_name")
+    @classmethod
+    def _trim(cls, value: str) -> str | None:
+        return _trimmed(value)
+
+
+class CommentPath(RequestModel):
+    post_id: PostId
+    comment_id: CommentId

@@ -2,7 +2,7 @@
 
 Request bodies are strict (conventions rule 2): unknown keys and camelCase aliases, padded or malformed IDs,
 duplicate IDs and ID sets not in ascending order are refused with field-level issues, never corrected.
-Rules that need several fields at once are checked by `tools.content_rules` (still 400: they need no data);
+Rules that need several fields at once are checked by `tools.content.rules` (still 400: they need no data);
 rules that need stored data (labels, integrations, media) are 422 there too.
 """
 
@@ -15,6 +15,7 @@ from pydantic_core import PydanticCustomError
 
 from schemas.envelope import Link
 from schemas.ids import Id
+from schemas.paging import OlderLimit, Page, SortDir
 from schemas.platform_settings import (
     SETTINGS_MODELS,
     BlueskySettings,
@@ -27,7 +28,7 @@ from schemas.platform_settings import (
     XThreadPart,
 )
 from schemas.platforms import MAIN_SETTINGS_KEYS, PLATFORM_KEYS, PLATFORMS, SETTINGS_KEYS
-from schemas.requests import PathParam, RequestModel
+from schemas.requests import PathParam, QueryParam, RequestModel
 from schemas.validators import canonical_ids, unique_items
 
 NAME_MAX = 500
@@ -390,11 +391,6 @@ class DraftWrite(_Out):
 DraftId = Annotated[str, PathParam("Draft (content item) ID, from list_drafts.")]
 
 
-class DraftPath(RequestModel):
-    brand_id: BrandId
-    draft_id: DraftId
-
-
 class UpdateDraftRequest(StrictBody):
     brand_id: BrandId
     draft_id: DraftId
@@ -439,3 +435,32 @@ class TikTokPrivacyResult(_Out):
     outcome: Literal["updated", "unchanged"]
     next_action: PreflightAction
     links: TikTokPrivacyLinks
+
+
+# -- request models ------------------------------------------------------------------------------------------
+
+LIST_MAX = 50
+LIST_DEFAULT = 20
+
+
+class ListContentItemsRequest(RequestModel):
+    brand_id: BrandId
+    limit: int = QueryParam(LIST_DEFAULT, f"Items per page, 1 to {LIST_MAX}.", ge=1, le=LIST_MAX)
+    cursor: str | None = QueryParam(None, "next_cursor of the previous page (the ID of its last item).",
+                                    max_length=64)
+    order_direction: Literal["desc", "asc"] = QueryParam(
+        "desc", "desc: most recently updated first (default); asc: least recently updated first.")
+
+
+class ListContentItemsOlderRequest(RequestModel):
+    brand_id: BrandId
+    page: Page = 1
+    limit: OlderLimit = 50
+    sort_by: Literal["created_at", "updated_at", "name"] = QueryParam("created_at", "Sort key.")
+    sort_dir: SortDir = "desc"
+
+
+class ListDraftsRequest(RequestModel):
+    brand_id: BrandId
+    label: Id | None = QueryParam(None, "Only drafts with this label (an id from list_labels); applied before "
+                                        "the 50-draft cut.")

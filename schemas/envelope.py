@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
-
 
 class Link(BaseModel):
     """`{href, method?, required_scopes}`; `method` is omitted for GET."""

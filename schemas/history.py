@@ -6,11 +6,14 @@ cleanup shapes have no field for provider post IDs either (the spec's Publicatio
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.envelope import Link
+from schemas.paging import OlderLimit, Page, SortDir
+from schemas.requests import PathParam, QueryParam, RequestModel
+from schemas.states import TargetState
 
 HISTORY_MAX = 50
 HISTORY_DEFAULT = 20
@@ -18,7 +21,6 @@ RECEIPT_TARGETS_MAX = 20  # a Schedule has 1 to 20 targets, so one run has at mo
 CLEANUP_AUTHORITY_PATTERN = r"^cla_[0-9]{10}\.[A-Za-z0-9_-]{43}$"
 
 PublicationStatus = Literal["processing", "published", "failed"]
-TargetState = Literal["pending", "attempting", "retry_wait", "published", "failed", "action_required"]
 CleanupStatus = Literal["queued", "done", "failed"]
 
 
@@ -156,3 +158,39 @@ class CleanupResult(_Out):
     skipped: int
     targets: list[CleanupTarget] = Field(max_length=RECEIPT_TARGETS_MAX)
     links: CleanupLinks
+
+
+# -- request models ------------------------------------------------------------------------------------------
+
+BrandId = Annotated[str, PathParam("Brand ID, from get_context.")]
+
+
+class ListPublicationsRequest(RequestModel):
+    brand_id: BrandId
+    page: Page = 1
+    limit: OlderLimit = 50
+    sort_by: Literal["created_at", "updated_at"] = QueryParam("created_at", "Sort key.")
+    sort_dir: SortDir = "desc"
+
+
+class ListHistoryRequest(RequestModel):
+    brand_id: BrandId
+    limit: int = QueryParam(HISTORY_DEFAULT, f"Items per page, 1 to {HISTORY_MAX}.", ge=1,
+                            le=HISTORY_MAX)
+    page: Page = 1
+
+ScheduleId = Annotated[str, PathParam("Schedule ID, from create_schedule or list_schedules.")]
+
+
+class ReceiptRequest(RequestModel):
+    brand_id: BrandId
+    schedule_id: ScheduleId
+
+
+class ProviderCleanupRequest(RequestModel):
+    brand_id: BrandId
+    schedule_id: ScheduleId
+    cleanup_authority: str = Field(
+        max_length=64, pattern=CLEANUP_AUTHORITY_PATTERN,
+        description="The cleanup_authority from this Schedule's receipt, unchanged. Opaque: do not build or parse "
+                    "it. Provider post IDs are not accepted.")

@@ -7,7 +7,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from schemas.content import LABEL_IDS_MAX, BrandId, StrictBody, id_set, no_default, trimmed
-from schemas.requests import PathParam
+from schemas.paging import OlderLimit, Page, SortDir
+from schemas.requests import PathParam, QueryParam, RequestModel
 from schemas.validators import unique_items
 
 LABEL_NAME_MAX = 100
@@ -159,3 +160,30 @@ class UpdateIdeaRequest(StrictBody):
 class IdeaPath(StrictBody):
     brand_id: BrandId
     idea_id: IdeaId
+
+
+# -- request models ------------------------------------------------------------------------------------------
+
+class ListLabelsRequest(RequestModel):
+    brand_id: BrandId
+
+
+class ListLabelsOlderRequest(RequestModel):
+    brand_id: BrandId
+    page: Page = 1
+    limit: OlderLimit = 50
+
+
+class ListSnippetsRequest(RequestModel):
+    brand_id: BrandId
+    page: Page = 1
+    limit: OlderLimit = 50
+
+
+class ListIdeasRequest(RequestModel):
+    brand_id: BrandId
+    page: Page = 1
+    limit: OlderLimit = 50
+    sort_by: Literal["created_at", "updated_at", "last_used_at"] = QueryParam(
+        "created_at", "Sort key; ideas never used sort last either way.")
+    sort_dir: SortDir = "desc"

@@ -7,11 +7,14 @@ tests all read them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.envelope import Link
+from schemas.ids import Id
+from schemas.paging import Cursor
+from schemas.requests import PathParam, QueryParam, RequestModel
 
 MiB = 1024 * 1024
 
@@ -20,7 +23,7 @@ MiB = 1024 * 1024
 class MediaType:
     content_type: str
     kind: Literal["image", "video"]
-    # What the leading bytes must be (see tools.media_probe.sniff): one family may serve several types.
+    # What the leading bytes must be (see tools.media.probe.sniff): one family may serve several types.
     family: Literal["jpeg", "png", "gif", "webp", "isobmff", "webm"]
     extensions: tuple[str, ...]
 
@@ -143,3 +146,67 @@ class UploadUrl(_Out):
     expires_at: str
     status: MediaStatus
     links: MediaLinks
+
+
+# -- request models ------------------------------------------------------------------------------------------
+
+BrandId = Annotated[str, PathParam("Brand ID, from get_context.")]
+MediaId = Annotated[str, PathParam("Media ID, from list_media, an upload or an import.")]
+# Printable, no path separators; trimmed by the handler.
+Filename = Annotated[str, Field(min_length=1, max_length=FILENAME_MAX, pattern=r"^[^\x00-\x1f\x7f/\\]+$",
+                                description="File name shown for the media (no slashes), up to 500 characters.")]
+
+
+FolderId = Annotated[Id | None, Field(description="An existing media folder of this brand.")]
+Description = Annotated[str | None, Field(max_length=DESCRIPTION_MAX, description="Free text, e.g. alt text.")]
+
+
+class BrandPath(RequestModel):
+    brand_id: BrandId
+
+
+class MediaPath(RequestModel):
+    brand_id: BrandId
+    media_id: MediaId
+
+
+class CreateUploadSessionRequest(RequestModel):
+    brand_id: BrandId
+    filename: Filename
+    content_type: ContentType = Field(description="One of the supported image and video types.")
+    size: int = Field(ge=1, le=MAX_ANY_BYTES, description="Exact size of the file in bytes (images up to 50 MiB, "
+                                                          "videos up to 1 GiB).")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the file, 64 lower-case hex digits.")
+    folder_id: FolderId = None
+    description: Description = None
+
+
+class ImportMediaRequest(RequestModel):
+    brand_id: BrandId
+    url: str = Field(min_length=1, max_length=URL_MAX,
+                     description="Public http(s) URL of an image or video; its server must send Content-Length.")
+    filename: Filename | None = None
+    folder_id: FolderId = None
+
+
+class RequestUploadUrlRequest(RequestModel):
+    brand_id: BrandId
+    filename: Filename
+    content_type: ContentType = Field(description="One of the supported image and video types.")
+    folder_id: FolderId = None
+
+
+class ListMediaRequest(RequestModel):
+    brand_id: BrandId
+    limit: int = QueryParam(LIST_DEFAULT_LIMIT, "Items per page, 1 to 24.", ge=1, le=LIST_MAX_LIMIT)
+    pagination: Literal["cursor"] | None = QueryParam(None, "`cursor` adds next_cursor to the response.")
+    cursor: Cursor = None
+
+
+class UpdateMediaRequest(RequestModel):
+    brand_id: BrandId
+    media_id: MediaId
+    status: Literal["ready_for_processing"] | None = Field(
+        None, description="Legacy flow: set after PUTting the bytes to upload_url; starts processing.")
+    description: Description = None
+    folder_id: FolderId = None

@@ -13,8 +13,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.envelope import Link
-from schemas.media import MediaItem
+from schemas.ids import Id
+from schemas.media import BrandId, MediaId, MediaItem
+from schemas.platforms import public_platforms
 from schemas.preflight import Box, Padding, Size
+from schemas.requests import RequestModel
 
 RepairMode = Literal["centre_crop", "pad"]
 
@@ -63,3 +66,22 @@ class RepairDerivativeResult(_Out):
     derivation: Derivation
     next_actions: list[RepairNextAction] = Field(max_length=3)
     links: RepairLinks
+
+
+# -- request models ------------------------------------------------------------------------------------------
+
+PlatformKey = Literal[tuple(p.key for p in public_platforms())]  # type: ignore[valid-type]
+
+
+class RepairDerivativeRequest(RequestModel):
+    brand_id: BrandId
+    media_id: MediaId
+    integration_id: Id = Field(description="The target the option was issued for (preflight's integration_id).")
+    platform: PlatformKey = Field(description="That integration's platform, as in the repair option.")
+    post_type: str = Field(min_length=1, max_length=40, pattern=r"^[A-Z][A-Z0-9_]*$",
+                           description="The post type the option was issued for, as in the repair option.")
+    mode: RepairMode = Field(description="centre_crop or pad: the mode of the chosen repair option.")
+    repair_option_id: str = Field(pattern=r"^ro_[0-9a-f]{32}$",
+                                  description="`id` of an available entry of a preflight blocker's repair_options.")
+    policy_version: str = Field(min_length=1, max_length=40, pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\.[0-9]+$",
+                                description="The option's policy_version (preflight's validation_version).")

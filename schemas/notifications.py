@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+
+from schemas.paging import Cursor
+from schemas.requests import PathParam, QueryParam, RequestModel
 
 # Spec, Events 2: the email notification categories, each a per-user, per-brand boolean.
 CATEGORIES: tuple[str, ...] = (
@@ -99,3 +104,24 @@ class NotificationSettings(_Out):
     override_settings: EmailNotifications | None = Field(  # type: ignore[valid-type]
         description="The override's preferences while it is active; null while the account defaults apply.")
     is_inherited: bool = Field(description="True while the account defaults apply (no active override).")
+
+
+# -- request models ------------------------------------------------------------------------------------------
+
+BrandId = Annotated[str, PathParam("Brand ID, from get_context or list_brands.")]
+
+
+class ListNotificationsRequest(RequestModel):
+    brand_id: BrandId
+    limit: int = QueryParam(LIST_DEFAULT, f"Items per page, 1 to {LIST_MAX}.", ge=1, le=LIST_MAX)
+    filter: Literal["all", "unread"] = QueryParam("all", "`unread` lists only notifications not yet read.")
+    cursor: Cursor
+
+
+class BrandPath(RequestModel):
+    brand_id: BrandId
+
+
+class UpdateSettingsRequest(RequestModel):
+    brand_id: BrandId
+    email_notifications: EmailNotificationsPatch  # type: ignore[valid-type]

@@ -1,7 +1,7 @@
 """The plans catalogue (data) and the `GET /v1/plans` response models.
 
 One source of truth for plan prices, credit allocations, limits and feature flags: the public route,
-`socialpub workspaces set-plan` and the entitlement checks (`tools/plans.py`) all read `PLANS`.
+`socialpub workspaces set-plan` and the entitlement checks (`tools/context/plans.py`) all read `PLANS`.
 Prices are integer US cents, so no float ever carries money.
 """
 
@@ -18,13 +18,10 @@ GIB = 1024 ** 3
 
 # Names of the countable limits. `social_accounts` counts across the workspace; the others within a brand
 # (spec, Limits: "social accounts count across the workspace; network and media caps apply within a brand").
-LimitName = Literal["social_accounts", "networks_per_brand", "media_items_per_brand", "media_storage_bytes_per_brand"]
 LIMIT_NAMES: tuple[str, ...] = ("social_accounts", "networks_per_brand", "media_items_per_brand",
                                 "media_storage_bytes_per_brand")
-WORKSPACE_LIMITS: tuple[str, ...] = ("social_accounts",)
 BRAND_LIMITS: tuple[str, ...] = ("networks_per_brand", "media_items_per_brand", "media_storage_bytes_per_brand")
 
-FeatureName = Literal["autopilot"]
 FEATURE_NAMES: tuple[str, ...] = ("autopilot",)
 
 ALL_NETWORKS = len(PLATFORMS)  # a plan that allows every supported network on one brand

@@ -1,4 +1,4 @@
-"""Input and output types of the pure preflight rules engine (`tools.rules_engine.evaluate`).
+"""Input and output types of the pure preflight rules engine (`tools.schedules.rules_engine.evaluate`).
 
 Inputs are plain facts the caller has already loaded: the content item's copy and settings, the
 integrations and media found in the brand, the requested time and approval, the clock, the caller's scopes
@@ -10,17 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from schemas.content import id_set
 from schemas.envelope import Link
 from schemas.platform_settings import SETTINGS_MODELS, Settings
 from schemas.platforms import BY_KEY
+from schemas.requests import PathParam, RequestModel
+from schemas.states import ApprovalStatus
 
 Severity = Literal["blocker", "warning"]
 IssueScope = Literal["target", "copy", "settings", "media", "schedule", "approval", "policy", "plan"]
-ApprovalStatus = Literal["approved", "pending_review", "rejected"]
 
 
 class _Facts(BaseModel):
@@ -266,3 +268,20 @@ class PreflightResult(_Out):
     warnings: list[Issue]
     next_actions: list[str]
     links: PreflightLinks
+
+
+# -- request models ------------------------------------------------------------------------------------------
+
+IntegrationIds = Annotated[
+    id_set(20, "1 to 20 integration IDs of this brand, unique, ascending."), Field(min_length=1)]  # type: ignore[valid-type]
+
+
+class PreflightRequest(RequestModel):
+    brand_id: Annotated[str, PathParam("Brand ID.")]
+    content_item_id: Annotated[str, PathParam("Content item ID, from create_content_item.")]
+    integration_ids: IntegrationIds
+    scheduled_at: Annotated[str, Field(max_length=64, description=(
+        "ISO 8601 with an explicit offset or Z. A time without one, or in the past, is a blocker."))] | None = None
+    approval_status: ApprovalStatus | None = Field(
+        None, description="The approval the Schedule would carry: pending_review for a held workflow; approved "
+                          "also needs publish:execute.")

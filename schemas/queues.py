@@ -13,6 +13,7 @@ from schemas.content import BrandId, StrictBody, no_default, trimmed
 from schemas.ids import Id
 from schemas.paging import OlderLimit, Page
 from schemas.requests import PathParam, QueryParam
+from schemas.states import ApprovalStatus
 from schemas.time import parse_timestamp
 from schemas.validators import unique_items
 
@@ -24,7 +25,6 @@ QUEUES_PER_BRAND_MAX = 100  # our bound, so list_queues (no pagination object) s
 INTERVAL_MIN_MINUTES = 5
 INTERVAL_MAX_MINUTES = 40_320  # 28 days
 
-ApprovalStatus = Literal["approved", "pending_review", "rejected"]
 # Older status vocabulary of a publish run (docs/queues.md: the mapping from Schedule.status).
 PublishRunStatus = Literal["ready_for_processing", "processing", "published", "partially_published", "failed",
                            "cancelled"]

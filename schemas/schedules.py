@@ -14,16 +14,15 @@ from pydantic_core import PydanticCustomError
 
 from schemas.envelope import Link
 from schemas.ids import Id
+from schemas.preflight import IntegrationIds
 from schemas.requests import PathParam, QueryParam, RequestModel
+from schemas.states import ApprovalStatus, ScheduleStatus, TargetState
 from schemas.time import parse_timestamp
 
 LIST_DEFAULT = 31
 LIST_MAX = 50
 WINDOW_MAX_DAYS = 93
 
-ApprovalStatus = Literal["approved", "pending_review", "rejected"]
-ScheduleStatus = Literal["action_required", "scheduled", "publishing", "published", "partially_published", "failed",
-                         "cancelled"]
 
 
 def _timestamp(value: str) -> str:
@@ -93,7 +92,7 @@ class BlockingReason(_Out):
 class ExecutionTarget(_Out):
     integration_id: str
     platform: str
-    state: Literal["pending", "attempting", "retry_wait", "published", "failed", "action_required"]
+    state: TargetState
     attempts: int
     failure_reason: str | None = Field(description="Safe text written by the service when the target failed; "
                                                    "never the provider's words.")
@@ -172,3 +171,16 @@ class DeletedSchedule(_Out):
     id: str = Field(description="The removed Schedule's ID.")
     content_item_id: str = Field(description="The content item, kept with its media.")
     outcome: Literal["deleted"] = Field(description="A replay keeps the outcome and adds Idempotency-Replayed.")
+
+
+# -- request models ------------------------------------------------------------------------------------------
+
+class CreateScheduleRequest(RequestModel):
+    brand_id: BrandId
+    content_item_id: Id = Field(description="The draft to publish: a content item ID of this brand.")
+    scheduled_at: Timestamp = Field(description="When to publish: ISO 8601 with an explicit offset or Z, in the "
+                                                    "future. Stored as UTC with millisecond precision.")
+    integration_ids: IntegrationIds
+    approval_status: Annotated[ApprovalStatus, Field(
+        description="Never inferred. pending_review: held for review (needs only schedule:write); approved: "
+                    "publishes at scheduled_at (also needs publish:execute); rejected: recorded, never publishes.")]

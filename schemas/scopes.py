@@ -47,6 +47,8 @@ SCOPES: tuple[Scope, ...] = (
 
 BY_NAME: dict[str, Scope] = {s.name: s for s in SCOPES}
 ALL_SCOPES: tuple[str, ...] = tuple(s.name for s in SCOPES)
+# The scope that lets a key publish: approve Schedules, create approved ones, request provider cleanup.
+PUBLISH_SCOPE = BY_NAME["publish:execute"].name
 
 ROLES: tuple[str, ...] = ("member", "admin", "super_admin")
 ADMIN_ROLES: tuple[str, ...] = ("admin", "super_admin")

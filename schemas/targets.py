@@ -11,7 +11,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.envelope import Link
+from schemas.ids import Id
+from schemas.paging import OlderLimit, Page
 from schemas.platforms import PLATFORMS
+from schemas.requests import PathParam, RequestModel
 
 # Bounds of the per-target lists (a target has at most a few problems; the bound keeps replies small).
 MAX_BLOCKERS = 10
@@ -151,3 +154,24 @@ class DynamicOptions(_Out):
         json_schema_extra=_drop_default)  # type: ignore[assignment]
     retrieved_at: str = Field(description="When the provider was read (this request); options are never cached.")
     links: DynamicOptionsLinks
+
+
+# -- request models ------------------------------------------------------------------------------------------
+
+BrandId = Annotated[str, PathParam("Brand ID, from get_context or list_brands.")]
+IntegrationId = Annotated[Id, PathParam("Integration ID (`integration_id` of a row of list_targets).")]
+
+
+class BrandPath(RequestModel):
+    brand_id: BrandId
+
+
+class IntegrationPath(RequestModel):
+    brand_id: BrandId
+    integration_id: IntegrationId
+
+
+class ListIntegrationsRequest(RequestModel):
+    brand_id: BrandId
+    page: Page = 1
+    limit: OlderLimit = 50

@@ -230,7 +230,6 @@ def _emoji_default(cp: int) -> bool:
 # --- X (twitter-text v3 configuration) --------------------------------------------------------------------
 
 # https://github.com/twitter/twitter-text/blob/master/config/v3.json
-X_MAX_WEIGHTED_LENGTH = 280
 X_URL_LENGTH = 23  # transformedURLLength: every URL counts as 23 whatever its length
 _X_SCALE = 100
 _X_DEFAULT_WEIGHT = 200

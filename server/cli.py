@@ -1,4 +1,5 @@
-"""`socialpub` command line. Subcommands live in `server/commands/*.py`, each with `register(subparsers)`.
+"""`socialpub` command line. Subcommands live in the modules listed by `server/commands/__init__.py`, each with
+`register(subparsers)`.
 
 Every command prints what it created; `--json` prints it as JSON. Secrets are printed once, at creation. Errors go
 to stderr as one line, or, under `--json`, to stdout as `{"success": false, "error": {"code", "message"}}`; the
@@ -8,10 +9,8 @@ exit status is 2 either way.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import logging
-import pkgutil
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,7 +20,7 @@ import anyio
 import server.commands
 from schemas.settings import Settings
 from storage.migrate import DatabaseAhead, DatabaseBehind, DatabaseNotReady, DatabaseUnreachable, DatabaseUnusable
-from tools.operator import OperatorError
+from tools.operator.actions import OperatorError
 from tools.runtime import Runtime
 
 
@@ -78,8 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     parser.register("action", "parsers", _Sub)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in sorted(pkgutil.iter_modules(server.commands.__path__), key=lambda m: m.name):
-        importlib.import_module(f"server.commands.{module.name}").register(sub)
+    for module in server.commands.modules():
+        module.register(sub)
     return parser
 
 

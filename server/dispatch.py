@@ -1,7 +1,11 @@
-"""The request path shared by REST and MCP:
+"""The request path shared by REST and MCP, read top-down in `Dispatcher._invoke`:
 
-auth -> rate limit -> brand visibility -> scopes -> role -> validation -> idempotency -> handler (one
-transaction) -> envelope. Every failure leaves as the spec's error envelope; nothing else escapes.
+authenticate -> rate limit -> brand visibility -> scopes -> role -> validate (pydantic) -> idempotency ->
+handler (one transaction) -> envelope. Adapters only translate: REST turns path, query and body into one
+argument mapping (query strings coerced by types derived once at start-up), MCP passes the tool arguments as
+they are. What an adapter finds wrong with the arguments (an unknown query parameter, a query value that is
+not a number) is handed in as `refused` and reported at the validation step, so one call gives one answer on
+both surfaces: a keyless bad request is 401, not 400. Every failure leaves as the spec's error envelope.
 """
 
 from __future__ import annotations
@@ -24,9 +28,10 @@ from schemas.ids import new_id
 from server.ratelimit import RateLimiter, retry_after
 from storage.tables.brands import Brand
 from storage.tables.idempotency import IdempotencyRecord
-from tools.auth import Caller, authenticate
+from tools import catalogue
 from tools.endpoint import Call, Endpoint, Reply, field_locations
 from tools.runtime import Runtime
+from tools.services.auth import Caller, authenticate
 from tools.tool_schemas import envelope_schema
 
 log = logging.getLogger("socialpub.dispatch")
@@ -74,16 +79,17 @@ def field_path(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def issues_from(exc: ValidationError) -> list[dict[str, Any]]:
+def issues_from(exc: ValidationError, query_fields: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     out = []
     for err in exc.errors(include_input=False, include_url=False):
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
         ctx = err.get("ctx") if isinstance(err.get("ctx"), dict) else {}
-        code = ctx.get("issue_code")
+        code = ctx.get("issue_code") or _ISSUE_CODES.get(err["type"])
+        if code is None and err["type"].endswith("_type") and loc and loc[0] in query_fields:
+            code = "INVALID_TYPE"  # a query value that is not of the parameter's type ("limit=x")
         if isinstance(ctx.get("index"), int):  # point at the offending element of a list
             loc = (*loc, ctx["index"])
-        out.append(issue(field_path(loc), code or _ISSUE_CODES.get(err["type"], "INVALID_VALUE"),
-                         _plain_message(err)))
+        out.append(issue(field_path(loc), code or "INVALID_VALUE", _plain_message(err)))
     return out
 
 
@@ -92,12 +98,15 @@ def _plain_message(err: Mapping[str, Any]) -> str:
     return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
 
 
-def validation_error(ep: Endpoint, exc: ValidationError) -> ApiError:
-    issues = issues_from(exc)
+def validation_error(ep: Endpoint, exc: ValidationError, args: Mapping[str, Any]) -> ApiError:
     locations = field_locations(ep.request)
+    issues = issues_from(exc, frozenset(n for n, where in locations.items() if where == "query"))
     roots = {i["field_path"].removeprefix("$.").split(".")[0].split("[")[0] for i in issues}
-    where = {locations.get(r, "body") for r in roots}
-    if where == {"path"}:
+    # An unknown argument of a GET can only be a query parameter (a GET has no body).
+    unknown_at = "query" if ep.method == "GET" else "body"
+    where = {locations.get(r, unknown_at) for r in roots}
+    # A bad identifier in the path is "no such resource"; a missing or non-string one (MCP arguments) is malformed.
+    if where == {"path"} and all(isinstance(args.get(r), str) for r in roots):
         return ApiError("NOT_FOUND", "No resource has that identifier.", issues=issues)
     if where == {"query"}:
         return ApiError("INVALID_QUERY", issues=issues)
@@ -139,15 +148,21 @@ class Dispatcher:
         self.rt = rt
         self.rate_limiter = rate_limiter or RateLimiter(rt.settings.rate_limit_requests,
                                                         rt.settings.rate_limit_window)
+        # Response validators, compiled once at start-up (only when responses are checked: tests, development).
         self._validators: dict[str, Draft202012Validator] = {}
+        if rt.settings.validate_responses:
+            self._validators = {ep.name: Draft202012Validator(envelope_schema(ep)) for ep in catalogue.endpoints()}
 
     async def invoke(
         self, ep: Endpoint, args: Mapping[str, Any], *, token: str | None, headers: Mapping[str, str] | None = None,
         idempotency_header: str | None = None, request_id: str | None = None, client: str = "anonymous",
+        refused: ApiError | None = None,
     ) -> Outcome:
+        """`refused`: what the adapter found wrong with the arguments; reported at the validation step."""
         request_id = request_id or new_request_id()
         try:
-            return await self._invoke(ep, dict(args), token, headers or {}, idempotency_header, request_id, client)
+            return await self._invoke(ep, dict(args), token, headers or {}, idempotency_header, request_id, client,
+                                      refused)
         except ApiError as exc:
             return self.error(exc, request_id)
         except OperationalError as exc:
@@ -162,7 +177,8 @@ class Dispatcher:
         return Outcome(exc.status, exc.body(request_id), dict(exc.headers))
 
     async def _invoke(self, ep: Endpoint, args: dict[str, Any], token: str | None, headers: Mapping[str, str],
-                      idempotency_header: str | None, request_id: str, client: str) -> Outcome:
+                      idempotency_header: str | None, request_id: str, client: str,
+                      refused: ApiError | None) -> Outcome:
         rt = self.rt
         # Idempotency key: header or body field, equal when both are sent. Checked after authority and input
         # validation (step 4), so a key without the scope learns 403 before being asked for a key.
@@ -177,8 +193,9 @@ class Dispatcher:
                 self._rate_limit(f"key:{caller.key_id}")
 
             brand = None
-            if "brand_id" in ep.path_params:
-                brand = await self._visible_brand(session, caller, args.get("brand_id"))
+            # (A missing or non-string brand_id, possible only over MCP, is left to validation.)
+            if "brand_id" in ep.path_params and isinstance(args.get("brand_id"), str):
+                brand = await self._visible_brand(session, caller, args["brand_id"])
 
             if caller is not None:
                 missing = [s for s in ep.scopes if s not in caller.scopes]
@@ -189,10 +206,15 @@ class Dispatcher:
                 if ep.roles and caller.role not in ep.roles:
                     raise ApiError("ROLE_REQUIRED", details={"required_roles": list(ep.roles)})
 
+            if refused is not None:
+                raise refused
             try:
                 model = ep.request.model_validate(args)
             except ValidationError as exc:
-                raise validation_error(ep, exc) from None
+                raise validation_error(ep, exc, args) from None
+            if "brand_id" in ep.path_params and brand is None:  # validation accepted no brand: fail closed
+                raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.",
+                               next_action="list_brands")
             idem_key = self._idempotency_key(ep, idempotency_header, body_key)
 
             digest = None
@@ -318,7 +340,7 @@ class Dispatcher:
 
     def _check_response(self, ep: Endpoint, data: Any, pagination: Any, request_id: str) -> None:
         validator = self._validators.get(ep.name)
-        if validator is None:
+        if validator is None:  # an endpoint added after start-up (tests' probe endpoints)
             validator = self._validators[ep.name] = Draft202012Validator(envelope_schema(ep))
         errors = sorted(validator.iter_errors(success_body(request_id, data, pagination)), key=str)
         if errors:

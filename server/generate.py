@@ -135,7 +135,7 @@ def tools_markdown() -> str:
         "# MCP tools",
         "",
         f"Generated from the endpoint catalogue by `{GENERATE_COMMAND}`; do not edit by hand "
-        "(`tests/test_mcp_generated.py` fails when it is stale). One tool per REST endpoint; the tool's input "
+        "(`tests/mcp/test_generated.py` fails when it is stale). One tool per REST endpoint; the tool's input "
         "is the flat object of path, query and body fields (plus `idempotency_key` where the route takes one); "
         "its structured output is the REST envelope. See `docs/mcp.md` for setup.",
         "",

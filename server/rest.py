@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -17,8 +18,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from schemas.errors import ApiError, issue
 from server.dispatch import Dispatcher, Outcome, new_request_id
 from tools import catalogue
-from tools.auth import bearer_token
 from tools.endpoint import Endpoint, field_locations, fields_at
+from tools.services.auth import bearer_token
 from tools.tool_schemas import input_schema
 
 log = logging.getLogger("socialpub.rest")
@@ -26,6 +27,7 @@ log = logging.getLogger("socialpub.rest")
 VARIANT_PARAM = "variant"
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 JSON_TYPES = ("application/json",)
+NUMBER_RE = re.compile(r"-?\d+(\.\d+)?")
 
 
 def render(outcome: Outcome, request_id: str, *, head: bool = False) -> Response:
@@ -49,31 +51,26 @@ def _query_types(prop: dict[str, Any]) -> set[str]:
     return {t for sub in prop.get("anyOf", []) for t in _query_types(sub)}
 
 
-def parse_query(ep: Endpoint, query: dict[str, str]) -> dict[str, Any]:
-    """Query strings -> the JSON types the request model declares; INVALID_QUERY when they do not parse."""
+def query_types(ep: Endpoint) -> dict[str, set[str]]:
+    """The JSON types of each query parameter, from the request model's schema (derived once per endpoint)."""
     props = input_schema(ep).get("properties", {})
+    return {name: _query_types(props.get(name, {})) for name in fields_at(ep.request, "query")}
+
+
+def coerce_query(types: dict[str, set[str]], query: dict[str, str]) -> dict[str, Any]:
+    """Query strings -> the JSON types the request model declares. A value that does not parse stays a string,
+    so validation (the same as for MCP arguments) reports it."""
     out: dict[str, Any] = {}
-    problems = []
     for name, raw in query.items():
-        types = _query_types(props.get(name, {}))
+        kinds = types.get(name, set())
         value: Any = raw
-        try:
-            if "integer" in types and raw.lstrip("-").isdigit():
-                value = int(raw)
-            elif "integer" in types and "string" not in types:
-                raise ValueError("must be a whole number")
-            elif "number" in types and "string" not in types:
-                value = float(raw)
-            elif "boolean" in types:
-                if raw not in ("true", "false"):
-                    raise ValueError("must be true or false")
-                value = raw == "true"
-        except ValueError as exc:
-            problems.append(issue(f"$.{name}", "INVALID_TYPE", str(exc) if "must" in str(exc) else "must be a number"))
-            continue
+        if "integer" in kinds and raw.lstrip("-").isdigit():
+            value = int(raw)
+        elif "number" in kinds and "string" not in kinds and NUMBER_RE.fullmatch(raw):
+            value = float(raw)
+        elif "boolean" in kinds and raw in ("true", "false"):
+            value = raw == "true"
         out[name] = value
-    if problems:
-        raise ApiError("INVALID_QUERY", issues=problems)
     return out
 
 
@@ -83,8 +80,10 @@ class PathHandler:
     def __init__(self, dispatcher: Dispatcher, endpoints: list[Endpoint]) -> None:
         self.dispatcher = dispatcher
         self.by_method: dict[str, dict[str | None, Endpoint]] = defaultdict(dict)
+        self.query_types: dict[str, dict[str, set[str]]] = {}  # by endpoint name, derived at start-up
         for ep in endpoints:
             self.by_method[ep.method][ep.variant] = ep
+            self.query_types[ep.name] = query_types(ep)
         self.allow = ", ".join(sorted(self.by_method))
 
     async def handle(self, request: Request) -> Response:
@@ -101,7 +100,13 @@ class PathHandler:
             exc = ApiError("METHOD_NOT_ALLOWED", f"{request.method} is not allowed here; use {self.allow}.",
                            headers={"Allow": self.allow})
             return error_response(exc, request_id)
-        query = self._query(request)
+        # What is wrong with the arguments is not answered here but handed to the dispatcher, which reports it at
+        # its validation step (after authentication and authority), as it does for MCP arguments.
+        refused: ApiError | None = None
+        query, repeated = self._query(request)
+        if repeated:
+            refused = ApiError("INVALID_QUERY", f"Query parameter {repeated[0]} is repeated; send it once.",
+                               issues=[issue(f"$.{name}", "REPEATED", "Send this parameter once.") for name in repeated])
         variant = query.pop(VARIANT_PARAM, None)
         ep = variants.get(variant)
         if ep is None:
@@ -110,42 +115,51 @@ class PathHandler:
                            issues=[issue(f"$.{VARIANT_PARAM}", "NOT_ALLOWED", f"Use one of: {known}.")])
 
         args: dict[str, Any] = dict(request.path_params)
-        query_fields = set(fields_at(ep.request, "query"))
-        unknown = sorted(set(query) - query_fields)
-        if unknown:
-            raise ApiError("INVALID_QUERY", f"Unknown query parameter {', '.join(unknown)}.", issues=[
+        types = self.query_types[ep.name]
+        # A GET's unknown query parameters go to validation like any unknown argument; on other methods they
+        # would be taken for body fields, and a path parameter's name would replace the path's value, so
+        # those are refused here.
+        unknown = sorted(set(query) - set(types))
+        if unknown and (ep.method != "GET" or set(unknown) & set(ep.path_params)):
+            refused = refused or ApiError("INVALID_QUERY", f"Unknown query parameter {', '.join(unknown)}.", issues=[
                 issue(f"$.{name}", "UNKNOWN_FIELD", "Not a query parameter of this route.") for name in unknown])
-        args.update(parse_query(ep, query))
+            query = {k: v for k, v in query.items() if k in types}
+        args.update(coerce_query(types, query))
 
         body = await self._body(request, ep)
         if body:
             locations = field_locations(ep.request)
             misplaced = sorted(k for k in body if k != "idempotency_key" and locations.get(k, "body") != "body")
             if misplaced:
-                raise ApiError("MALFORMED_REQUEST", issues=[
+                refused = refused or ApiError("MALFORMED_REQUEST", issues=[
                     issue(f"$.{k}", "UNKNOWN_FIELD", f"{k} is a {locations[k]} parameter, not a body field.")
                     for k in misplaced])
-            args.update(body)
+            args.update({k: v for k, v in body.items() if k not in misplaced})
 
+        # No header: the dispatcher answers, with the words it gives an MCP call without a key.
         token = None
-        if not ep.public:
-            token = bearer_token(request.headers.get("authorization"))
+        header = request.headers.get("authorization")
+        if not ep.public and header:
+            token = bearer_token(header)
         outcome = await self.dispatcher.invoke(
             ep, args, token=token, headers=request.headers, request_id=request_id,
             idempotency_header=request.headers.get("idempotency-key"),
-            client=request.client.host if request.client else "unknown",
+            client=request.client.host if request.client else "unknown", refused=refused,
         )
         return render(outcome, request_id, head=request.method == "HEAD")
 
     @staticmethod
-    def _query(request: Request) -> dict[str, str]:
+    def _query(request: Request) -> tuple[dict[str, str], list[str]]:
+        """The query parameters (the first of a repeated one) and the names that were repeated."""
         out: dict[str, str] = {}
+        repeated: list[str] = []
         for name, value in request.query_params.multi_items():
             if name in out:
-                raise ApiError("INVALID_QUERY", f"Query parameter {name} is repeated; send it once.",
-                               issues=[issue(f"$.{name}", "REPEATED", "Send this parameter once.")])
+                if name not in repeated:
+                    repeated.append(name)
+                continue
             out[name] = value
-        return out
+        return out, repeated
 
     async def _body(self, request: Request, ep: Endpoint) -> dict[str, Any] | None:
         if request.method in ("GET", "HEAD"):

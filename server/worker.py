@@ -1,49 +1,34 @@
-"""The worker: runs due jobs and periodic ticks (publishing, queues) declared by the area modules.
+"""The worker: runs due jobs and periodic ticks (publishing, queues) of the areas listed in tools/areas.py.
 
 Area modules declare `JOBS = {"kind": async handler(rt, job_id, payload)}` and
-`TICKS = [async tick(rt, worker_id) -> int]` (work done). `socialpub worker` runs this loop on its own;
+`TICKS = [async tick(rt, worker_id) -> int]` (work done); tools/areas.py lists them. `socialpub worker` runs
+this loop on its own;
 `socialpub serve` and the stdio MCP server run it in-process so the embedded setup needs nothing else.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
-import pkgutil
 import socket
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from functools import cache
-from typing import Any
 
 import anyio
 
-import tools
 from storage import queue
 from storage.queue import RetryLater
-from tools import catalogue
+from tools import areas
+from tools.areas import JobHandler, Tick
 from tools.runtime import Runtime
 
 log = logging.getLogger("socialpub.worker")
-
-JobHandler = Callable[[Runtime, str, dict[str, Any]], Awaitable[None]]
-Tick = Callable[[Runtime, str], Awaitable[int]]
 
 LEASE = timedelta(minutes=5)
 POLL_SECONDS = 1.0
 
 
-@cache
 def registry() -> tuple[dict[str, JobHandler], tuple[Tick, ...]]:
-    catalogue.endpoints()
-    jobs: dict[str, JobHandler] = {}
-    ticks: list[Tick] = []
-    for module in sorted(pkgutil.iter_modules(tools.__path__), key=lambda m: m.name):
-        mod = importlib.import_module(f"tools.{module.name}")
-        jobs.update(getattr(mod, "JOBS", {}))
-        ticks.extend(getattr(mod, "TICKS", ()))
-    return jobs, tuple(ticks)
+    return areas.jobs(), areas.ticks()
 
 
 def worker_id() -> str:

@@ -32,13 +32,14 @@ from storage.migrate import upgrade
 from storage.tables.accounts import Workspace
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
-from tools import catalogue, operator
+from tools import catalogue
+from tools.operator import actions as operator
 from tools.runtime import Runtime
 
 PG_ENV = "SOCIALPUB_TEST_POSTGRES_URL"
 START = "2026-03-02T09:00:00.000Z"
 # Test workspaces start on the largest plan so plan limits never get in the way of tests about something
-# else; tests about plans pass `plan_id` explicitly (tests/test_plans.py).
+# else; tests about plans pass `plan_id` explicitly (tests/context/test_plans.py).
 TEST_PLAN_ID = "agency"
 
 

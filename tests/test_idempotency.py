@@ -11,8 +11,9 @@ from schemas.requests import RequestModel
 from server.rest import rest_routes
 from storage.tables.accounts import Workspace
 from storage.tables.brands import Brand
-from tools import catalogue, operator
+from tools import catalogue
 from tools.endpoint import Call, Endpoint
+from tools.operator import actions as operator
 
 pytestmark = pytest.mark.anyio
 

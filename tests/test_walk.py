@@ -12,7 +12,7 @@ import pytest
 import uvicorn
 
 from server.app import build_app
-from tools import operator
+from tools.operator import actions as operator
 
 pytestmark = pytest.mark.anyio
 

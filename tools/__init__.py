@@ -1,1 +1,3 @@
-"""The endpoint catalogue (one module per API area, each exporting ENDPOINTS) and the service semantics."""
+"""The endpoint framework (endpoint, catalogue, toolsets, tool schemas, links), THE list of areas (areas.py),
+one package or module per API area named for its toolset, shared services (services/) and the operator CLI
+back end (operator/). docs/architecture.md walks the layout."""

@@ -13,7 +13,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy import delete
@@ -22,16 +22,13 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import bio as out
+from schemas.bio import BrandPath, StatsRequest
 from schemas.ids import new_id
-from schemas.requests import PathParam, QueryParam, RequestModel
 from schemas.time import iso
 from storage.tables.bio import BioDailyStats, BioPage, BioSalt, BioVisitor
 from storage.tables.brands import Brand
 from tools.endpoint import Call, Endpoint
-from tools.operator import DEMO_SEEDERS, OperatorError
-
-BrandId = Annotated[str, PathParam("Brand ID, from get_context or list_brands.")]
-
+from tools.operator.actions import OperatorError
 
 # -- reads ---------------------------------------------------------------------------------------------------
 
@@ -54,15 +51,6 @@ def page_out(page: BioPage, public_base: str) -> dict[str, Any]:
 async def page_of(session: AsyncSession, brand: Brand) -> BioPage | None:
     return (await session.exec(select(BioPage).where(BioPage.brand_id == brand.id,
                                                      BioPage.workspace_id == brand.workspace_id))).first()
-
-
-class BrandPath(RequestModel):
-    brand_id: BrandId
-
-
-class StatsRequest(RequestModel):
-    brand_id: BrandId
-    days: Literal[7, 28] = QueryParam(7, "Window in days ending today (UTC): 7 (default) or 28.")
 
 
 async def get_bio_page(call: Call, req: BrandPath) -> out.BioPageRead:
@@ -338,7 +326,7 @@ async def click_link(session: AsyncSession, now: datetime, handle: str, link_id:
 # -- demo ------------------------------------------------------------------------------------------------------
 
 
-async def _seed_demo(session: AsyncSession, now: datetime, workspace: Any, brands: list[Brand]) -> dict:
+async def seed_demo(session: AsyncSession, now: datetime, workspace: Any, brands: list[Brand]) -> dict:
     brand = brands[0]
     base = f"{brand.name.lower().replace(' ', '')[:20]}"
     handle = base if (await session.exec(select(BioPage.id).where(BioPage.handle == base))).first() is None \
@@ -350,9 +338,6 @@ async def _seed_demo(session: AsyncSession, now: datetime, workspace: Any, brand
             await add_link(session, now, brand, title, url)
     await publish(session, now, brand)
     return {"bio_page": page}
-
-
-DEMO_SEEDERS.append(_seed_demo)
 
 
 ENDPOINTS = [

@@ -2,35 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
 from sqlmodel import select
 
 from schemas import brands as out
-from schemas.paging import OlderLimit, Page
-from schemas.requests import PathParam, QueryParam, RequestModel
+from schemas.brands import BrandPath, GetContextRequest, ListBrandsRequest
 from schemas.scopes import disclosed
 from schemas.time import iso
 from storage.pagination import older_page
 from storage.tables.brands import Brand
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
-
-BrandId = Annotated[str, PathParam("Brand ID, from get_context or list_brands.")]
-
-
-class GetContextRequest(RequestModel):
-    scope_disclosure: Literal["effective"] | None = QueryParam(
-        None, "`effective` also lists held History and notification read scopes; it grants nothing.")
-
-
-class BrandPath(RequestModel):
-    brand_id: BrandId
-
-
-class ListBrandsRequest(RequestModel):
-    page: Page = 1
-    limit: OlderLimit = 50
 
 
 async def get_context(call: Call, req: GetContextRequest) -> out.AgentContext:

@@ -8,118 +8,32 @@ posts are hidden from any caller whose owner is not an admin (every route here r
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field, field_validator
 from sqlalchemy import delete
 from sqlmodel import func, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import community as out
+from schemas.community import (
+    AddNoteRequest,
+    CommentPath,
+    CreateCommentRequest,
+    CreatePostRequest,
+    ListPostsRequest,
+    PostPath,
+    UpdatePostRequest,
+)
 from schemas.errors import ApiError, issue, not_found
-from schemas.ids import ID_PATTERN, new_id
-from schemas.paging import OlderLimit, Page, SortDir
-from schemas.requests import PathParam, QueryParam, RequestModel
+from schemas.ids import new_id
 from schemas.scopes import ADMIN_ROLES
 from schemas.time import iso
 from storage.pagination import older_page, sort_order
 from storage.tables.community import CommunityComment, CommunityNote, CommunityPost, CommunityVote
-from tools.auth import Caller
 from tools.endpoint import Call, Endpoint, Reply
-from tools.operator import DEMO_SEEDERS
-
-PostId = Annotated[str, PathParam("Community post ID, from list_community_posts.", pattern=ID_PATTERN)]
-CommentId = Annotated[str, PathParam("Comment ID, from list_community_post_comments.", pattern=ID_PATTERN)]
-
-
-def _no_default(schema: dict) -> None:
-    schema.pop("default", None)
-
-
-def _optional(**kwargs: Any) -> Any:
-    """A PATCH field that may be omitted but, when sent, must have its type (null refused)."""
-    return Field(default=None, json_schema_extra=_no_default, **kwargs)
-
-
-def _trimmed(value: str | None) -> str | None:
-    if value is None:
-        return None
-    value = value.strip()
-    if not value:
-        raise ValueError("must not be blank")
-    return value
-
+from tools.services.auth import Caller
 
 # -- requests --------------------------------------------------------------------------------------------------
-
-
-class ListPostsRequest(RequestModel):
-    page: Page = 1
-    limit: OlderLimit = 50
-    sort_by: out.SortField = QueryParam("created_at", "Sort field: created_at (default), updated_at, vote_count, "
-                                                      "comment_count.")
-    sort_dir: SortDir = "desc"
-
-
-class PostPath(RequestModel):
-    post_id: PostId
-
-
-class CreatePostRequest(RequestModel):
-    title: str = Field(min_length=1, max_length=out.TITLE_MAX, description="Trimmed; up to 500 characters.")
-    type: out.PostType
-    description: str | None = Field(default=None, max_length=out.DESCRIPTION_MAX)
-    category: out.Category | None = Field(default=None, max_length=out.CATEGORY_MAX)
-    status: out.PostStatus = "pending"
-    admin_only: bool = Field(default=False, description="True hides the post from everyone but admins.")
-
-    @field_validator("title")
-    @classmethod
-    def _trim(cls, value: str) -> str | None:
-        return _trimmed(value)
-
-
-class UpdatePostRequest(RequestModel):
-    post_id: PostId
-    status: out.PostStatus = _optional()
-    title: str = _optional(min_length=1, max_length=out.TITLE_MAX)
-    description: str | None = _optional(max_length=out.DESCRIPTION_MAX, description="null clears it.")
-    type: out.PostType = _optional()
-    category: out.Category | None = _optional(max_length=out.CATEGORY_MAX, description="null clears it.")
-    admin_notes: str | None = _optional(max_length=out.ADMIN_NOTES_MAX, description="null clears it.")
-    rejected_reason: str | None = _optional(max_length=out.REJECTED_REASON_MAX, description="null clears it.")
-    admin_only: bool = _optional()
-
-    @field_validator("title")
-    @classmethod
-    def _trim(cls, value: str) -> str | None:
-        return _trimmed(value)
-
-
-class AddNoteRequest(RequestModel):
-    post_id: PostId
-    content: str = Field(min_length=1, max_length=out.CONTENT_MAX)
-
-    @field_validator("content")
-    @classmethod
-    def _trim(cls, value: str) -> str | None:
-        return _trimmed(value)
-
-
-class CreateCommentRequest(RequestModel):
-    post_id: PostId
-    content: str = Field(min_length=1, max_length=out.CONTENT_MAX)
-    user_name: str = Field(default=out.DEFAULT_USER_NAME, min_length=1, max_length=out.USER_NAME_MAX)
-
-    @field_validator("content", "user_name")
-    @classmethod
-    def _trim(cls, value: str) -> str | None:
-        return _trimmed(value)
-
-
-class CommentPath(RequestModel):
-    post_id: PostId
-    comment_id: CommentId
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------
@@ -288,7 +202,7 @@ async def add_vote(session: AsyncSession, now: Any, post: CommunityPost, user_id
     return True
 
 
-async def _seed_demo(session: AsyncSession, now: Any, workspace: Any, brands: list[Any]) -> dict:
+async def seed_demo(session: AsyncSession, now: Any, workspace: Any, brands: list[Any]) -> dict:
     posts = [
         CommunityPost(id=new_id("cpo"), workspace_id=workspace.id, type="feature_request",
                       title="Schedule Threads carousels from the queue", category="scheduling", status="planned",
@@ -301,8 +215,6 @@ async def _seed_demo(session: AsyncSession, now: Any, workspace: Any, brands: li
     await session.flush()
     return {"community_posts": posts}
 
-
-DEMO_SEEDERS.append(_seed_demo)
 
 _ADMIN = dict(toolset="community", roles=ADMIN_ROLES)
 _READ = dict(_ADMIN, scopes=("community:read",))

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from sqlmodel.ext.asyncio.session import AsyncSession
 
     from storage.tables.brands import Brand
-    from tools.auth import Caller
     from tools.runtime import Runtime
+    from tools.services.auth import Caller
 
 PATH_PARAM_RE = re.compile(r"{([a-z_]+)}")
 

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from sqlmodel import select
 
 from schemas import library as sl
 from schemas.errors import ApiError, issue, not_found
 from schemas.ids import new_id
-from schemas.paging import OlderLimit, Page, SortDir
-from schemas.requests import QueryParam, RequestModel
+from schemas.library import ListIdeasRequest
 from schemas.time import iso
 from storage.pagination import older_page, sort_order
 from storage.tables.library import Idea
 from tools.endpoint import Call, Endpoint, Reply
-
-
-class ListIdeasRequest(RequestModel):
-    brand_id: sl.BrandId
-    page: Page = 1
-    limit: OlderLimit = 50
-    sort_by: Literal["created_at", "updated_at", "last_used_at"] = QueryParam(
-        "created_at", "Sort key; ideas never used sort last either way.")
-    sort_dir: SortDir = "desc"
 
 
 def idea_out(i: Idea) -> dict[str, Any]:

@@ -13,23 +13,12 @@ from sqlmodel import select
 from schemas import library as sl
 from schemas.errors import ApiError, issue, not_found
 from schemas.ids import new_id
-from schemas.paging import OlderLimit, Page
-from schemas.requests import RequestModel
+from schemas.library import ListLabelsOlderRequest, ListLabelsRequest
 from schemas.time import iso
 from storage.pagination import older_page, sort_order
 from storage.tables.content import ContentItemLabel
 from storage.tables.library import Label, Snippet
 from tools.endpoint import Call, Endpoint, Reply
-
-
-class ListLabelsRequest(RequestModel):
-    brand_id: sl.BrandId
-
-
-class ListLabelsOlderRequest(RequestModel):
-    brand_id: sl.BrandId
-    page: Page = 1
-    limit: OlderLimit = 50
 
 
 def label_out(label: Label) -> dict[str, Any]:
@@ -172,12 +161,3 @@ async def seed_demo_labels(session: Any, now: Any, workspace: Any, brands: list[
     await session.flush()
     return {"labels": labels}
 
-
-def _register_seeder() -> None:
-    from tools import operator
-
-    if seed_demo_labels not in operator.DEMO_SEEDERS:
-        operator.DEMO_SEEDERS.append(seed_demo_labels)
-
-
-_register_seeder()

@@ -10,7 +10,7 @@ from providers import Provider, default_providers
 from schemas.settings import Settings
 from schemas.time import Clock, SystemClock
 from storage.db import Database
-from tools.autopilot_topics import BUILTIN, TopicGenerator
+from tools.autopilot.topics import BUILTIN, TopicGenerator
 
 
 @dataclass
@@ -21,7 +21,7 @@ class Runtime:
     providers: dict[str, Provider] = field(default_factory=default_providers)
     # Set when new work is due, so an idle worker in this process wakes at once instead of at its next poll.
     work_ready: anyio.Event = field(default_factory=anyio.Event)
-    # Autopilot themes and topics (tools/autopilot_topics.py); deterministic and local unless replaced.
+    # Autopilot themes and topics (tools/autopilot/topics.py); deterministic and local unless replaced.
     topic_generator: TopicGenerator = field(default=BUILTIN)
 
     def __post_init__(self) -> None:

@@ -9,18 +9,11 @@ from sqlmodel import select
 from schemas import library as sl
 from schemas.errors import ApiError, Issues, issue, not_found
 from schemas.ids import new_id
-from schemas.paging import OlderLimit, Page
-from schemas.requests import RequestModel
+from schemas.library import ListSnippetsRequest
 from schemas.time import iso
 from storage.pagination import older_page, sort_order
 from storage.tables.library import Label, Snippet
 from tools.endpoint import Call, Endpoint, Reply
-
-
-class ListSnippetsRequest(RequestModel):
-    brand_id: sl.BrandId
-    page: Page = 1
-    limit: OlderLimit = 50
 
 
 def snippet_out(s: Snippet) -> dict[str, Any]:

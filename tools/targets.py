@@ -16,7 +16,7 @@ import copy
 import logging
 import math
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
 from pydantic import ValidationError
@@ -25,23 +25,22 @@ from sqlmodel import select
 from providers.base import Account, Options, ProviderError
 from schemas import targets as out
 from schemas.errors import ApiError, issue
-from schemas.ids import Id
-from schemas.paging import OlderLimit, Page
 from schemas.platform_settings import PinterestSettings, TikTokSettings
 from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
 from schemas.platforms import PLATFORM_KEYS, PLATFORMS, Platform, public_platforms
-from schemas.requests import PathParam, RequestModel
+from schemas.targets import BrandPath, IntegrationPath, ListIntegrationsRequest
 from schemas.time import iso, parse_timestamp
 from storage.pagination import older_page
 from storage.tables.integrations import Integration
-from tools import notify
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
-from tools.operator import INTEGRATION_STATUSES
+from tools.notifications import notify
+from tools.operator.actions import INTEGRATION_STATUSES
+from tools.services.accounts import account_of, provider_error
 
 log = logging.getLogger("socialpub.targets")
 
-LEASE_KEY = "refresh_lease"
+LEASE_KEY = "refresh_lease"  # one of tools/services/accounts.py's SERVICE_STATE_KEYS
 LEASE_SECONDS = 60
 # Upper bound on one provider read; must stay well below LEASE_SECONDS so a lease never expires mid-call.
 PROVIDER_TIMEOUT_SECONDS = 15.0
@@ -54,24 +53,6 @@ OPTION_FIELDS = {
 }
 # Kinds for which an empty list is a valid answer (an account may have no boards yet).
 MAY_BE_EMPTY = {"pinterest_boards"}
-
-BrandId = Annotated[str, PathParam("Brand ID, from get_context or list_brands.")]
-IntegrationId = Annotated[Id, PathParam("Integration ID (`integration_id` of a row of list_targets).")]
-
-
-class BrandPath(RequestModel):
-    brand_id: BrandId
-
-
-class IntegrationPath(RequestModel):
-    brand_id: BrandId
-    integration_id: IntegrationId
-
-
-class ListIntegrationsRequest(RequestModel):
-    brand_id: BrandId
-    page: Page = 1
-    limit: OlderLimit = 50
 
 
 # -- readiness ---------------------------------------------------------------------------------------------
@@ -311,14 +292,6 @@ def _credential_expired(i: Integration, now: datetime) -> bool:
         return True  # fail closed: an unreadable expiry cannot support a safe read
 
 
-def _account(i: Integration) -> Account:
-    state = {k: v for k, v in (i.provider_state or {}).items() if k != LEASE_KEY}
-    # Copies: an adapter must not be able to change what is stored by mutating what it was given.
-    return Account(integration_id=i.id, platform=i.platform, status=i.status,
-                   provider_account_id=i.provider_account_id, credentials=copy.deepcopy(i.credentials),
-                   state=copy.deepcopy(state))
-
-
 def _provider(call: Call, i: Integration) -> Any:
     try:
         return call.rt.provider(i.provider)
@@ -329,16 +302,17 @@ def _provider(call: Call, i: Integration) -> Any:
 
 def _provider_failure(exc: ProviderError, i: Integration, *, keep_changes: bool = False) -> ApiError:
     name = _platform_name(i.platform)
+    code, _ = provider_error(exc.kind)
     if exc.kind == "reauth_required":
         return _reconnect(i, f"{name} says this account's authorisation is no longer valid; it must be reconnected.",
                           keep_changes=keep_changes)
     if exc.kind == "rejected":
-        return _failure("DOMAIN_VALIDATION_FAILED", f"{name} refused to list this account's choices.",
+        return _failure(code, f"{name} refused to list this account's choices.",
                         "provider_rejected", i, next_action="reconnect_integration", issue_code="PROVIDER_REJECTED",
                         guidance="The account may lack a permission this read needs; ask the workspace operator "
                                  "to reconnect it with the requested permissions.", keep_changes=keep_changes)
     if exc.kind == "rate_limited":
-        return _failure("RATE_LIMITED", f"{name} is rate limiting this account; no choices were read.",
+        return _failure(code, f"{name} is rate limiting this account; no choices were read.",
                         "provider_rate_limited", i, next_action="wait_and_retry",
                         retry_after=exc.retry_after if exc.retry_after is not None else 60, keep_changes=keep_changes)
     if exc.kind == "malformed":
@@ -444,7 +418,7 @@ async def get_target_dynamic_options(call: Call, req: IntegrationPath) -> dict[s
                        issue_code="CREDENTIAL_REFRESH_REQUIRED",
                        guidance="Call refresh_target_dynamic_options (POST, integrations:write) to refresh the "
                                 "credential and read the choices.")
-    provider, account = _provider(call, i), _account(i)
+    provider, account = _provider(call, i), account_of(i)
     await _end_transaction(call)
     result = await _ask(provider, account, kind, refresh=False, i=i)
     if result.new_credentials is not None or result.new_status is not None:
@@ -463,7 +437,7 @@ async def refresh_target_dynamic_options(call: Call, req: IntegrationPath) -> di
     remaining = _lease_remaining(i, call.now)
     if remaining is not None:
         raise _refresh_in_progress(i, remaining)
-    provider, account = _provider(call, i), _account(i)
+    provider, account = _provider(call, i), account_of(i)
 
     # 1. take the lease (committed at once, so the lock is not held during the provider call)
     lease = {"holder": call.request_id, "expires_at": iso(call.now + timedelta(seconds=LEASE_SECONDS))}

@@ -1,6 +1,6 @@
 """The platform rules: one entry per platform. Every number carries the public page it comes from.
 
-Changing anything here changes the rules fingerprint checked by `tests/test_rules_registry.py`: bump
+Changing anything here changes the rules fingerprint checked by `tests/schedules/test_rules_registry.py`: bump
 `VALIDATION_VERSION` in `schemas/platforms/__init__.py` and record the new fingerprint there.
 Where a platform documents a range we apply the documented hard limits, not the recommendations; where a
 documented limit depends on the account (TikTok's per-creator video length, X Premium's longer posts), we

@@ -1,5 +1,5 @@
 """Types of the platform rules registry: text limits and how they are counted, media bounds per post type,
-thread rules and required settings. Pure data; the rules engine (`tools.rules_engine`) and the
+thread rules and required settings. Pure data; the rules engine (`tools.schedules.rules_engine`) and the
 capabilities document read it. Every numeric rule carries `source`: the public documentation page it comes
 from (or `spec:` for limits this service's own specification sets).
 """

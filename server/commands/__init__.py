@@ -1,1 +1,13 @@
-"""CLI command modules; each defines `register(subparsers)`."""
+"""CLI command modules; each defines `register(subparsers)`. `modules()` is the one list `socialpub` reads
+(no package scan): a new command module is added there."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+
+def modules() -> list[ModuleType]:
+    # Imported when the parser is built: the command modules import server.cli for their helpers.
+    from server.commands import autopilot, bio, core, mcp, media, notifications, plans, sandbox, serve
+
+    return [autopilot, bio, core, mcp, media, notifications, plans, sandbox, serve]

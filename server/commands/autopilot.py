@@ -13,7 +13,8 @@ from storage.migrate import check_current
 from storage.tables.accounts import User
 from storage.tables.autopilot import AutopilotItem
 from storage.tables.brands import Brand
-from tools import autopilot, operator
+from tools.autopilot import routes as autopilot
+from tools.operator import actions as operator
 from tools.runtime import Runtime
 
 

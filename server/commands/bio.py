@@ -8,7 +8,8 @@ import argparse
 from server.cli import add_json_flag, emit, run_with_runtime
 from storage.migrate import check_current
 from storage.tables.brands import Brand
-from tools import bio, operator
+from tools import bio
+from tools.operator import actions as operator
 from tools.runtime import Runtime
 
 

@@ -11,8 +11,8 @@ from server.cli import add_json_flag, emit, run_with_runtime
 from storage.migrate import check_current, display_url, upgrade
 from storage.tables.accounts import Workspace
 from storage.tables.brands import Brand
-from tools import operator
 from tools.brands import older_brand
+from tools.operator import actions as operator
 from tools.runtime import Runtime
 
 DEMO_WORKSPACE = "Demo workspace"

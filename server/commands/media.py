@@ -7,8 +7,8 @@ import argparse
 from server.cli import add_json_flag, emit, run_with_runtime
 from storage.migrate import check_current
 from storage.tables.brands import Brand
-from tools import operator
-from tools.media_items import create_media_folder, list_media_folders
+from tools.media.items import create_media_folder, list_media_folders
+from tools.operator import actions as operator
 from tools.runtime import Runtime
 
 

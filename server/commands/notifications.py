@@ -8,7 +8,8 @@ from schemas.notifications import CATEGORIES
 from server.cli import add_json_flag, emit, run_with_runtime, subcommands
 from storage.migrate import check_current
 from storage.tables.accounts import User
-from tools import notify, operator
+from tools.notifications import notify
+from tools.operator import actions as operator
 from tools.runtime import Runtime
 
 

@@ -7,7 +7,8 @@ import argparse
 from schemas.plans import PLAN_IDS, PLANS, plan_out
 from server.cli import add_json_flag, emit, run_with_runtime, subcommands
 from storage.migrate import check_current
-from tools import operator, plans
+from tools.context import plans
+from tools.operator import actions as operator
 from tools.runtime import Runtime
 
 

@@ -13,7 +13,7 @@ from providers.sandbox import FAULT_KINDS, FAULT_OPERATIONS, STATE_KEYS
 from server.cli import add_json_flag, emit, run_with_runtime
 from storage.migrate import check_current
 from storage.tables.integrations import Integration
-from tools.operator import OperatorError
+from tools.operator.actions import OperatorError
 from tools.runtime import Runtime
 
 

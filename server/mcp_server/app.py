@@ -29,8 +29,8 @@ from server.mcp_server import prompts, resources
 from server.mcp_server.keys import KeyUser
 from server.mcp_server.selection import PAGE_SIZE, Selection, SelectionError, page, parse_toolsets
 from server.mcp_server.tools import ToolSpec, render, specs
-from tools.auth import Caller, authenticate
 from tools.runtime import Runtime
+from tools.services.auth import Caller, authenticate
 
 log = logging.getLogger("socialpub.mcp")
 
@@ -152,12 +152,9 @@ class McpApp:
         if spec is None or not ident.selection.exposes(spec.endpoint):
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name!r}. Call tools/list for the tools this "
                                            "connection offers.")
+        # Same dispatch as REST: authenticate, brand, scopes, role, then validate the arguments (pydantic).
         args = params.arguments or {}
-        refused = spec.check(args)
-        if refused is not None:
-            outcome = self.dispatcher.error(refused, new_request_id())
-        else:
-            outcome = await self.dispatcher.invoke(spec.endpoint, args, token=ident.token, client=ident.client)
+        outcome = await self.dispatcher.invoke(spec.endpoint, args, token=ident.token, client=ident.client)
         return render(spec.endpoint, outcome)
 
     # -- resources -------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from schemas.errors import ApiError
 from server.dispatch import new_request_id
 from server.mcp_server.app import McpApp
 from server.mcp_server.keys import KeyUser
-from tools.auth import bearer_token
+from tools.services.auth import bearer_token
 
 log = logging.getLogger("socialpub.mcp.http")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
-from tools.auth import Caller
+from tools.services.auth import Caller
 
 
 class KeyUser(AuthenticatedUser):

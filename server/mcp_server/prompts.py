@@ -1,6 +1,6 @@
 """Prompts for the main workflows. Each prompt is a list of steps and every step names ONE tool; a prompt is
 rendered for a connection with only the steps whose tool that connection has, and names the rest as not
-available (so an agent is never told to call a tool that is not there). `tests/test_mcp_prompts.py` checks
+available (so an agent is never told to call a tool that is not there). `tests/mcp/test_prompts.py` checks
 that every tool a step names exists in the catalogue and that step texts name no other tool.
 """
 

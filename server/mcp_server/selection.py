@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tools.auth import Caller
 from tools.endpoint import Endpoint
+from tools.services.auth import Caller
 from tools.toolsets import BY_NAME, DEFAULT_TOOLSETS, TOOLSETS
 
 PAGE_SIZE = 50

@@ -1,45 +1,26 @@
-"""MCP tools derived from the catalogue: one per endpoint, with its description, schemas, annotations and a
-precompiled argument validator. Nothing here is written per tool.
+"""MCP tools derived from the catalogue: one per endpoint, with its description, schemas and annotations.
+Nothing here is written per tool. The input schema is advertised for clients; the server's verdict on the
+arguments comes from the dispatcher (server/dispatch.py), the same code as REST.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import mcp_types as types
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError as SchemaError
-from jsonschema.exceptions import best_match
 
-from schemas.errors import ApiError, issue
+from schemas.errors import ApiError
 from server.dispatch import Outcome, new_request_id
 from tools import catalogue
-from tools.endpoint import Endpoint, field_locations
+from tools.endpoint import Endpoint
 from tools.tool_schemas import envelope_schema, input_schema
 
 META_PREFIX = "socialpub/"
 
-# JSON Schema keyword -> the issue codes REST uses for the same problem (server/dispatch.py `_ISSUE_CODES`).
-_KEYWORD_CODES = {
-    "type": "INVALID_TYPE",
-    "enum": "NOT_ALLOWED",
-    "const": "NOT_ALLOWED",
-    "maxLength": "TOO_LONG",
-    "minLength": "TOO_SHORT",
-    "maxItems": "TOO_MANY_ITEMS",
-    "minItems": "TOO_FEW_ITEMS",
-    "uniqueItems": "DUPLICATE",
-    "pattern": "INVALID_FORMAT",
-    "minimum": "OUT_OF_RANGE",
-    "maximum": "OUT_OF_RANGE",
-    "exclusiveMinimum": "OUT_OF_RANGE",
-    "exclusiveMaximum": "OUT_OF_RANGE",
-}
-_MAX_ISSUES = 50
 
 
 def endpoint_label(ep: Endpoint) -> str:
@@ -107,93 +88,16 @@ def tool_meta(ep: Endpoint) -> dict[str, Any]:
     return meta
 
 
-def _issue_root(field_path: str) -> str:
-    return field_path.removeprefix("$.").split(".")[0].split("[")[0]
-
-
-def _path(parts: Any) -> str:
-    out = "$"
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
-
-
-def _issues(error: SchemaError) -> list[dict[str, Any]]:
-    """One schema error -> the REST-style issues it stands for."""
-    where = list(error.absolute_path)
-    keyword = error.validator
-    if keyword == "required":
-        instance = error.instance if isinstance(error.instance, Mapping) else {}
-        return [issue(_path([*where, name]), "REQUIRED", "Field required")
-                for name in error.validator_value if name not in instance]
-    if keyword == "additionalProperties":
-        instance = error.instance if isinstance(error.instance, Mapping) else {}
-        known = set((error.schema.get("properties") or {}) if isinstance(error.schema, Mapping) else ())
-        return [issue(_path([*where, name]), "UNKNOWN_FIELD", "Not a parameter of this tool; remove it.")
-                for name in instance if name not in known]
-    if keyword in ("anyOf", "oneOf") and error.context:
-        # e.g. a nullable field: report the branch whose type matched (its constraint failed), if any.
-        matched = [e for e in error.context if e.validator != "type"]
-        inner = best_match(matched or error.context)
-        if inner is not None:
-            found = _issues(inner)
-            return [dict(i, field_path=_path(where)) if i["field_path"] == "$" else i for i in found]
-    return [issue(_path(where), _KEYWORD_CODES.get(str(keyword), "INVALID_VALUE"), _message(error))]
-
-
-def _message(error: SchemaError) -> str:
-    """A message built from the schema alone: arguments are never echoed back (they may hold secrets)."""
-    v = error.validator_value
-    messages = {
-        "type": lambda: f"must be of type {' or '.join(v) if isinstance(v, list) else v}",
-        "enum": lambda: "must be one of: " + ", ".join(json.dumps(x) for x in v)[:300],
-        "const": lambda: f"must be {json.dumps(v)[:100]}",
-        "maxLength": lambda: f"must be at most {v} characters",
-        "minLength": lambda: f"must be at least {v} characters",
-        "maxItems": lambda: f"must have at most {v} items",
-        "minItems": lambda: f"must have at least {v} items",
-        "uniqueItems": lambda: "items must be unique",
-        "pattern": lambda: "does not have the required format",
-        "minimum": lambda: f"must be at least {v}",
-        "maximum": lambda: f"must be at most {v}",
-        "exclusiveMinimum": lambda: f"must be greater than {v}",
-        "exclusiveMaximum": lambda: f"must be less than {v}",
-    }
-    make = messages.get(str(error.validator))
-    return make() if make else f"is not valid ({error.validator})"
-
-
 @dataclass(frozen=True, eq=False)
 class ToolSpec:
     """One endpoint as an MCP tool, built once per process."""
 
     endpoint: Endpoint
     tool: types.Tool
-    validator: Draft202012Validator
 
     @property
     def name(self) -> str:
         return self.endpoint.name
-
-    def check(self, args: Mapping[str, Any]) -> ApiError | None:
-        """Validate arguments against the input schema; the REST error for the same problem, or None."""
-        errors = list(self.validator.iter_errors(args))
-        if not errors:
-            return None
-        found: list[dict[str, Any]] = []
-        for error in sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), str(e.validator))):
-            found.extend(_issues(error))
-        found = found[: _MAX_ISSUES + 1]
-        # Same classification as REST (server/dispatch.py `validation_error`): a bad identifier in the path is
-        # "no such resource", a query problem is INVALID_QUERY, anything else MALFORMED_REQUEST.
-        locations = field_locations(self.endpoint.request)
-        roots = {_issue_root(i["field_path"]) for i in found}
-        where = {locations.get(r, "body") for r in roots}
-        if where == {"path"} and all(isinstance(args.get(r), str) for r in roots):
-            return ApiError("NOT_FOUND", "No resource has that identifier.", issues=found)
-        if where == {"query"}:
-            return ApiError("INVALID_QUERY", issues=found)
-        return ApiError("MALFORMED_REQUEST", issues=found)
 
 
 def build_spec(ep: Endpoint) -> ToolSpec:
@@ -202,7 +106,7 @@ def build_spec(ep: Endpoint) -> ToolSpec:
     Draft202012Validator.check_schema(schema)
     tool = types.Tool(name=ep.name, title=title(ep), description=description(ep), input_schema=schema,
                       output_schema=output, annotations=annotations(ep), meta=tool_meta(ep))
-    return ToolSpec(endpoint=ep, tool=tool, validator=Draft202012Validator(schema))
+    return ToolSpec(endpoint=ep, tool=tool)
 
 
 @cache

@@ -1,7 +1,7 @@
 """Public claim pages of prospect brands (no API key: holding the link is the authority).
 
 - `GET /claim/{token}`: shows the offer and a button; changes nothing (previews and prefetchers are harmless).
-- `POST /claim/{token}`: claims the brand, once (tools.admin_claim).
+- `POST /claim/{token}`: claims the brand, once (tools.admin.claim).
 
 Unknown or replaced links answer 404; used or expired links 410. Pages are small static HTML, every value
 escaped, no scripts (strict CSP), never cached, no referrer (the token is in the URL).
@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from schemas.time import iso
-from tools import admin_claim
+from tools.admin import claim as admin_claim
 from tools.runtime import Runtime
 
 SECURITY_HEADERS = {

@@ -1,6 +1,6 @@
 """Media routes outside the catalogue: the signed upload PUT and asset serving.
 
-- `PUT /media/uploads/{media_id}?expires=&signature=`: an upload capability (tools.media_uploads). The body
+- `PUT /media/uploads/{media_id}?expires=&signature=`: an upload capability (tools.media.uploads). The body
   is streamed to storage as it arrives; responses use the API's envelopes.
 - `GET|HEAD /media/assets/{asset_id}`: a completed media item's bytes or thumbnails by opaque capability ID,
   without an API key (platforms fetch these). Single byte ranges are served (206) for video seeking.
@@ -19,8 +19,8 @@ from starlette.routing import Route
 from schemas.errors import ApiError
 from server.dispatch import Dispatcher, new_request_id, success_body
 from server.rest import ALL_METHODS, error_response
-from tools.media_items import ASSET_ROUTE, UPLOAD_ROUTE, blobs, find_asset
-from tools.media_uploads import receive_upload
+from tools.media.items import ASSET_ROUTE, UPLOAD_ROUTE, blobs, find_asset
+from tools.media.uploads import receive_upload
 from tools.runtime import Runtime
 
 ASSET_ID_RE = re.compile(r"^[A-Za-z0-9_-]{32}$")

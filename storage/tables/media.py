@@ -12,7 +12,6 @@ from storage.tables._base import Stamped, json_field, utc_field
 
 # Statuses in which a media item may be attached to content (`readiness.ready_for_content`).
 READY_STATUSES = ("completed",)
-MEDIA_STATUSES = ("pending_upload", "ready_for_processing", "processing", "completed", "failed")
 
 
 class Media(Stamped, table=True):

@@ -17,18 +17,11 @@ from sqlmodel import Field
 
 from storage.tables._base import Stamped, json_field, utc_field
 
-# Schedule.status. Held (pending_review / rejected) schedules are `action_required`; approved future ones
-# `scheduled`; `publishing` while a run executes; then `published`, `partially_published` or `failed`.
-SCHEDULE_STATUSES = ("action_required", "scheduled", "publishing", "published", "partially_published", "failed",
-                     "cancelled")
+# Schedule.status (SCHEDULE_STATUSES), approval_status and PublishTarget.state: schemas/states.py.
 # Statuses in which nothing has run yet: reschedule, cancel, approve, move-to-draft and delete are allowed.
 UNSENT_STATUSES = ("action_required", "scheduled")
-APPROVAL_STATUSES = ("approved", "pending_review", "rejected")
 SOURCES = ("api", "publish_run", "queue", "autopilot")
 
-# PublishTarget.state: pending -> attempting -> published | failed | action_required;
-# attempting -> retry_wait (retryable provider error) -> attempting ...
-TARGET_STATES = ("pending", "attempting", "retry_wait", "published", "failed", "action_required")
 TARGET_FINAL_STATES = ("published", "failed", "action_required")
 
 

@@ -1,6 +1,6 @@
 """Posting queues: an ordered list of content items turned into Schedules one slot at a time.
 
-A queue never publishes by itself: each due slot becomes a Schedule (tools.schedule_rows.new_schedule, source
+A queue never publishes by itself: each due slot becomes a Schedule (tools.schedules.rows.new_schedule, source
 "queue"), approved only when the key that last set what and where the queue posts held publish:execute
 (`approved_by_key`), else held as pending_review. See docs/queues.md.
 """

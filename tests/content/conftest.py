@@ -11,7 +11,7 @@ import pytest
 from schemas.ids import new_id
 from storage.tables.library import Label
 from storage.tables.media import Media
-from tools import catalogue, content_usage
+from tools import areas, catalogue
 
 
 @pytest.fixture
@@ -24,11 +24,10 @@ def probes() -> Iterator[dict[str, set[str]]]:
         calls.append((brand_id, ids))
         return {i: states[i] for i in ids if i in states}
 
-    content_usage.USAGE_PROBES.append(probe)
-    try:
+    registered = areas.usage_probes()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(areas, "usage_probes", lambda: (*registered, probe))
         yield states
-    finally:
-        content_usage.USAGE_PROBES.remove(probe)
 
 
 @dataclass

@@ -146,8 +146,7 @@ async def test_ideas(content: Content) -> None:
 
 
 async def test_demo_seed_has_labels(sqlite_env) -> None:
-    from tools import operator
-
+    from tools.operator import actions as operator
     async with sqlite_env.db.session(write=True) as s:
         seeded = await operator.seed_demo(s, sqlite_env.clock.now())
     assert len(seeded["labels"]) == 3 * len(seeded["brands"])

@@ -79,7 +79,9 @@ async def test_stale_or_unsupported_value_changes_nothing(content: Content) -> N
 @pytest.mark.parametrize(("fault", "status", "code", "retryable"), [
     ("reauth_required", 422, "DOMAIN_VALIDATION_FAILED", False),
     ("transient", 503, "DEPENDENCY_UNAVAILABLE", True),
-    ("rate_limited", 503, "DEPENDENCY_UNAVAILABLE", True),
+    # one mapping of provider error kinds (tools/services/accounts.py), as for dynamic options
+    ("rate_limited", 429, "RATE_LIMITED", True),
+    ("rejected", 422, "DOMAIN_VALIDATION_FAILED", False),
     ("malformed", 503, "DEPENDENCY_UNAVAILABLE", False),
 ])
 async def test_provider_failures_are_explicit(content: Content, fault, status, code, retryable) -> None:

@@ -1,5 +1,5 @@
 """PATCH and DELETE of content items (older routes): partial updates validated as on create, and refusals once
-the item is in use (the usage probes of tools/content_usage.py)."""
+the item is in use (the usage probes of tools/content/usage.py)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""Admin toolset: prospect brands, website scans, content pipeline, claim links and the prospect site."""

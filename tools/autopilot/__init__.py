@@ -1,0 +1,1 @@
+"""Autopilot toolset: weekly plan routes and the topic generator."""

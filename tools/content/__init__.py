@@ -1,0 +1,1 @@
+"""Content toolset: content item routes, drafts, content rules and usage."""

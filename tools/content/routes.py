@@ -1,0 +1,314 @@
+"""Content items (drafts): create, read, list (released and older shapes), update, delete, TikTok privacy.
+
+Creating or editing a draft never creates a Schedule, a run or a job, never calls a provider and never
+publishes; only the TikTok privacy update reads the provider (a live check of the target's options).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete
+from sqlmodel import select
+
+from providers.base import ProviderError
+from schemas import content as sc
+from schemas.content import ListContentItemsOlderRequest, ListContentItemsRequest
+from schemas.errors import ApiError, Issues, issue
+from schemas.ids import new_id
+from storage import keyset
+from storage.pagination import older_page, sort_order
+from storage.tables.content import ContentItem, ContentItemLabel
+from storage.tables.integrations import Integration
+from tools.content.rules import (
+    Draft,
+    check,
+    check_data,
+    label_ids_of,
+    load_item,
+    older,
+    released,
+    set_labels,
+    summary,
+)
+from tools.content.usage import require_unused
+from tools.endpoint import Call, Endpoint, Reply
+from tools.links import link
+from tools.services.accounts import account_of, provider_error
+
+# Endpoints of other areas this one links to.
+LIST_TARGETS = "list_targets"
+PREFLIGHT = "preflight_content"
+DYNAMIC_OPTIONS = "get_target_dynamic_options"
+
+
+def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+# -- create ---------------------------------------------------------------------------------------------------
+
+async def _insert(call: Call, req: Any) -> tuple[ContentItem, Draft]:
+    assert call.brand is not None and call.caller is not None
+    draft = Draft.from_request(req)
+    check(draft)
+    await check_data(call.session, call.brand_id, draft)
+    item = ContentItem(id=new_id("ci"), workspace_id=call.brand.workspace_id, brand_id=call.brand_id,
+                       created_by=call.caller.user_id, name=req.name.strip(), created_at=call.now,
+                       updated_at=call.now)
+    draft.apply(item)
+    call.session.add(item)
+    await call.session.flush()
+    await set_labels(call.session, item, draft.label_ids)
+    return item, draft
+
+
+async def create_content_item(call: Call, req: Any) -> dict[str, Any]:
+    item, draft = await _insert(call, req)
+    ids = list(item.intended_integration_ids)
+    return {
+        "content_item": released(item, draft.label_ids), "outcome": "created", "intended_integration_ids": ids,
+        "next_actions": [{"action": "preflight_content", "integration_ids": ids}],
+        "links": _drop_none({"targets": link(LIST_TARGETS, brand_id=item.brand_id),
+                             "preflight": link(PREFLIGHT, brand_id=item.brand_id,
+                                                        content_item_id=item.id)}),
+    }
+
+
+async def create_content_item_older(call: Call, req: Any) -> Any:
+    item, draft = await _insert(call, req)
+    return older(item, draft.label_ids)
+
+
+# -- read and lists ------------------------------------------------------------------------------------------
+
+async def get_content_item(call: Call, req: sc.ContentItemPath) -> dict[str, Any]:
+    item = await load_item(call.session, call.brand_id, req.content_item_id)
+    labels = (await label_ids_of(call.session, [item.id]))[item.id]
+    links = {"self": link("get_content_item", brand_id=item.brand_id, content_item_id=item.id),
+             "targets": link(LIST_TARGETS, brand_id=item.brand_id)}
+    if item.intended_integration_ids:
+        links["preflight"] = link(PREFLIGHT, brand_id=item.brand_id, content_item_id=item.id)
+    return {"content_item": released(item, labels), "links": _drop_none(links)}
+
+
+async def list_content_items(call: Call, req: ListContentItemsRequest) -> dict[str, Any]:
+    """Keyset pages on (updated_at, id) using ix_content_items_brand_updated: the cost of a page does not grow
+    with the number of items. The cursor is the last item's ID, as the spec fixes it."""
+    mine = ContentItem.brand_id == call.brand_id
+    position = None
+    if req.cursor is not None:
+        position = await keyset.position_of_id(call.session, ContentItem.updated_at, ContentItem.id, req.cursor, mine)
+        if position is None:
+            raise keyset.invalid_cursor("The cursor is not the ID of a content item of this brand; read the list "
+                                        "again without cursor.")
+    rows, has_more = await keyset.page(call.session, select(ContentItem).where(mine), ContentItem.updated_at,
+                                       ContentItem.id, desc=req.order_direction == "desc", limit=req.limit,
+                                       position=position)
+    labels = await label_ids_of(call.session, [r.id for r in rows])
+    return {"items": [summary(r, labels[r.id]) for r in rows], "has_more": has_more,
+            "next_cursor": rows[-1].id if has_more else None}
+
+
+async def list_content_items_older(call: Call, req: ListContentItemsOlderRequest) -> Reply:
+    order = sort_order(getattr(ContentItem, req.sort_by), ContentItem.id, req.sort_dir)
+    rows, pagination = await older_page(
+        call.session, select(ContentItem).where(ContentItem.brand_id == call.brand_id).order_by(*order),
+        req.page, req.limit)
+    labels = await label_ids_of(call.session, [r.id for r in rows])
+    return Reply(data=[older(r, labels[r.id]) for r in rows], pagination=pagination)
+
+
+# -- update and delete (older routes) --------------------------------------------------------------------------
+
+PATH_FIELDS = {"brand_id", "content_item_id"}
+
+
+async def update_content_item(call: Call, req: Any) -> Any:
+    item = await load_item(call.session, call.brand_id, req.content_item_id)
+    provided = set(req.model_fields_set) - PATH_FIELDS
+    if not provided:
+        raise ApiError("MALFORMED_REQUEST", "Send at least one field to change.",
+                       issues=[issue("$", "EMPTY_UPDATE", "Send at least one field of the content item to change.")])
+    labels = (await label_ids_of(call.session, [item.id]))[item.id]
+    draft = Draft.from_request(req, Draft.from_row(item, labels))
+    check(draft)
+    await require_unused(call.session, call.brand_id, item.id, action="edited")
+    await check_data(call.session, call.brand_id, draft, provided)
+    if "name" in provided:
+        item.name = req.name.strip()
+    draft.apply(item)
+    item.updated_at = call.now
+    call.session.add(item)
+    if "label_ids" in provided:
+        await set_labels(call.session, item, draft.label_ids)
+    await call.session.flush()
+    return released(item, draft.label_ids)
+
+
+async def delete_item(call: Call, item: ContentItem) -> None:
+    """Delete a draft and its label links; media and everything else stay."""
+    await call.session.exec(delete(ContentItemLabel).where(ContentItemLabel.content_item_id == item.id))
+    await call.session.delete(item)
+    await call.session.flush()
+
+
+async def delete_content_item(call: Call, req: sc.ContentItemPath) -> dict[str, Any]:
+    item = await load_item(call.session, call.brand_id, req.content_item_id)
+    await require_unused(call.session, call.brand_id, item.id, action="deleted")
+    await delete_item(call, item)
+    return {"id": item.id, "outcome": "deleted"}
+
+
+# -- TikTok privacy ----------------------------------------------------------------------------------------------
+
+PROVIDER_MESSAGES = {
+    "reauth_required": "The TikTok account must be reconnected before its privacy options can be read.",
+    "malformed": "TikTok returned privacy options that cannot be trusted; nothing was changed.",
+    "rejected": "TikTok refused to list privacy options; nothing was changed.",
+    "rate_limited": "TikTok is rate limiting this account; nothing was changed.",
+}
+
+
+def _provider_error(exc: ProviderError) -> ApiError:
+    code, action = provider_error(exc.kind)
+    message = PROVIDER_MESSAGES.get(
+        exc.kind, "TikTok could not be reached to check the privacy options; nothing was changed.")
+    headers = {"Retry-After": str(max(1, int(exc.retry_after or 1)))} if exc.retryable else {}
+    issues = [issue("$.integration_id", "REAUTH_REQUIRED", message)] if exc.kind == "reauth_required" else []
+    return ApiError(code, message, issues=issues, next_action=action, headers=headers,
+                    retryable=exc.retryable if code == "DEPENDENCY_UNAVAILABLE" else None)
+
+
+async def update_tiktok_privacy(call: Call, req: sc.UpdateTikTokPrivacyRequest) -> dict[str, Any]:
+    item = await load_item(call.session, call.brand_id, req.content_item_id)
+    integration = (await call.session.exec(select(Integration).where(
+        Integration.id == req.integration_id, Integration.brand_id == call.brand_id))).first()
+    issues = Issues()
+    if integration is None:
+        issues.add("$.integration_id", "NOT_FOUND", "No integration of this brand has this ID.")
+    elif integration.platform != "tiktok":
+        issues.add("$.integration_id", "NOT_TIKTOK", f"This integration is a {integration.platform} account; "
+                                                     "send the draft's TikTok integration.")
+    elif req.integration_id not in item.intended_integration_ids:
+        issues.add("$.integration_id", "NOT_INTENDED_TARGET", "This TikTok integration is not among the draft's "
+                   "intended_integration_ids; add it with update_content_item first.")
+    if "tiktok_settings" not in item.settings:
+        issues.add("$.content_item_id", "NO_TIKTOK_SETTINGS", "The draft has no tiktok_settings; add them with "
+                   "update_content_item first.")
+    issues.raise_if_any()
+    assert integration is not None
+    await require_unused(call.session, call.brand_id, item.id, action="changed")
+
+    # The fresh, target-specific check, immediately before the write: never a cached or stale choice.
+    account = account_of(integration)
+    try:
+        options = await call.rt.provider(integration.provider).dynamic_options(
+            account, kind="creator_privacy_levels", refresh=False)
+    except ProviderError as exc:
+        raise _provider_error(exc) from None
+    offered = [o.get("value") for o in options.options if isinstance(o, dict)]
+    if req.privacy_level not in offered:
+        raise ApiError(
+            "DOMAIN_VALIDATION_FAILED", "This privacy level is not offered by the TikTok account right now; the "
+            "draft is unchanged. Read the target's dynamic options and send one of them.",
+            issues=[issue("$.privacy_level", "STALE_OPTION", "Not among the account's current privacy options.")],
+            details={"allowed_values": [v for v in offered if isinstance(v, str)][:20]},
+            next_action="get_target_dynamic_options")
+
+    settings = dict(item.settings["tiktok_settings"])
+    outcome = "unchanged"
+    if settings.get("privacy_level") != req.privacy_level:
+        settings["privacy_level"] = req.privacy_level
+        item.settings = {**item.settings, "tiktok_settings": settings}
+        item.updated_at = call.now
+        call.session.add(item)
+        await call.session.flush()
+        outcome = "updated"
+    ids = {"brand_id": item.brand_id}
+    return {
+        "content_item_id": item.id, "brand_id": item.brand_id, "integration_id": integration.id,
+        "privacy_level": req.privacy_level, "outcome": outcome, "next_action": {"action": "preflight_content"},
+        "links": _drop_none({
+            "self": link("update_tiktok_privacy", content_item_id=item.id, **ids),
+            "preflight": link(PREFLIGHT, content_item_id=item.id, **ids),
+            "dynamic_options": link(DYNAMIC_OPTIONS, integration_id=integration.id, **ids),
+        }),
+    }
+
+
+NO_SIDE_EFFECTS = "Creates no Schedule, run or job, calls no provider and publishes nothing."
+CONTENT_ITEM_PATH = "/v1/brands/{brand_id}/content-items"
+ONE_ITEM_PATH = CONTENT_ITEM_PATH + "/{content_item_id}"
+
+ENDPOINTS = [
+    Endpoint(
+        name="create_content_item", method="POST", path=CONTENT_ITEM_PATH, toolset="content",
+        handler=create_content_item, request=sc.CreateContentItemRequest, response=sc.CreatedContentItem,
+        scopes=("posts:write",), idempotency="optional", status=201, title="Create content item (draft)",
+        summary="Create a draft content item: name, copy (one shared copy or per-platform copy), platform settings, "
+                "intended integrations, labels and ready media.",
+        guidance=f"{NO_SIDE_EFFECTS} The body is strict: unknown or camelCase keys, padded IDs, duplicate IDs and "
+                 "ID lists not sorted ascending are refused, never corrected. Attach only media whose "
+                 "readiness.ready_for_content is true. Next: preflight_content with the intended integration IDs.",
+    ),
+    Endpoint(
+        name="create_content_item_older", method="POST", path=CONTENT_ITEM_PATH, variant="older",
+        toolset="content", handler=create_content_item_older, request=sc.CreateContentItemOlderRequest,
+        response=sc.OlderContentItem, scopes=("posts:write",), status=201, title="Create content item (older)",
+        summary="Create a draft content item in the older shape: no idempotency key, no intended integrations or "
+                "thumbnail media, and the created item itself as data.",
+        guidance=f"{NO_SIDE_EFFECTS} Prefer create_content_item. REST: POST ...?variant=older.",
+    ),
+    Endpoint(
+        name="get_content_item", method="GET", path=ONE_ITEM_PATH, toolset="content", handler=get_content_item,
+        request=sc.ContentItemPath, response=sc.ContentItemRead, scopes=("posts:read",), title="Get content item",
+        summary="Read one content item in the shape creation returns, with links to its targets and to preflight.",
+        guidance="Read-only: never repairs or changes the item. links.preflight appears only when the item has "
+                 "intended integration IDs.",
+    ),
+    Endpoint(
+        name="list_content_items", method="GET", path=CONTENT_ITEM_PATH, toolset="content",
+        handler=list_content_items, request=ListContentItemsRequest, response=sc.ContentItemPage,
+        scopes=("posts:read",), title="List content items",
+        summary="List a brand's content items by update time (newest first by default) as summaries with caption "
+                "previews, platforms, media and intended integrations, in cursor pages.",
+        guidance="Read-only. Does not say whether an item is scheduled; list_drafts shows only unused drafts. "
+                 "Send next_cursor back as cursor for the next page.",
+    ),
+    Endpoint(
+        name="list_content_items_older", method="GET", path=CONTENT_ITEM_PATH, variant="older", toolset="content",
+        handler=list_content_items_older, request=ListContentItemsOlderRequest, response=sc.OlderContentItem,
+        list_shape="older", scopes=("posts:read",), title="List content items (older)",
+        summary="List a brand's content items as full items in the older page/limit shape, sorted by creation, "
+                "update time or name.",
+        guidance="Read-only. Prefer list_content_items. REST: GET ...?variant=older.",
+    ),
+    Endpoint(
+        name="update_content_item", method="PATCH", path=ONE_ITEM_PATH, toolset="content",
+        handler=update_content_item, request=sc.UpdateContentItemRequest, response=sc.ContentItem,
+        scopes=("posts:write",), title="Update content item",
+        summary="Change only the given fields of an unused draft; each is validated as on creation and null "
+                "clears a nullable field.",
+        guidance=f"{NO_SIDE_EFFECTS} Refused (409) once the item is scheduled, queued or published. Run "
+                 "preflight_content again after changing it.",
+    ),
+    Endpoint(
+        name="delete_content_item", method="DELETE", path=ONE_ITEM_PATH, toolset="content",
+        handler=delete_content_item, request=sc.ContentItemPath, response=sc.DeletedContentItem,
+        scopes=("posts:write",), destructive=True, title="Delete content item",
+        summary="Delete an unused content item; its media stay in the media library.",
+        guidance="Refused (409) once the item is scheduled, queued or published. Never removes a post from a "
+                 "social account.",
+    ),
+    Endpoint(
+        name="update_tiktok_privacy", method="PUT", path=ONE_ITEM_PATH + "/tiktok-privacy", toolset="content",
+        handler=update_tiktok_privacy, request=sc.UpdateTikTokPrivacyRequest, response=sc.TikTokPrivacyResult,
+        scopes=("posts:write",), open_world=True, title="Update TikTok privacy",
+        summary="Set a draft's tiktok_settings.privacy_level after a fresh live check of the TikTok target's "
+                "current privacy options.",
+        guidance="Changes only the privacy level; creates no draft, Schedule, job or post. A stale or unsupported "
+                 "value fails and leaves the draft unchanged. Naturally idempotent (no idempotency key): the same "
+                 "value again returns outcome unchanged. Next: preflight_content.",
+    ),
+]

@@ -1,0 +1,1 @@
+"""Media toolset: routes, uploads, imports, processing, probe, transform, repair and derivatives."""

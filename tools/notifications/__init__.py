@@ -1,0 +1,1 @@
+"""Notifications toolset: routes and the notify service other areas call."""

@@ -1,0 +1,237 @@
+"""Operator actions (the spec's "dashboard"): workspaces, brands, keys, sandbox accounts, the demo seed.
+
+The CLI calls these; tests use them to build fixtures. Each takes an open session and the current time.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from schemas.errors import ApiError
+from schemas.ids import new_id
+from schemas.plans import DEFAULT_PLAN_ID, PLAN_IDS
+from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
+from schemas.platforms import PLATFORMS
+from schemas.scopes import ALL_SCOPES, ROLES
+from schemas.scopes import BY_NAME as SCOPES_BY_NAME
+from storage.tables.accounts import ApiKey, User, Workspace
+from storage.tables.brands import Brand
+from storage.tables.integrations import Integration
+from tools.context import plans
+from tools.notifications import notify
+from tools.services.auth import hash_key, key_hint, new_secret
+
+INTEGRATION_STATUSES = ("connected", "expired", "needs_reauth")
+# The demo workspace's plan: room for its accounts on every network, and paid features such as Autopilot.
+DEMO_PLAN_ID = "agency"
+
+
+class OperatorError(ValueError):
+    """A refused operator command; the message says what to change."""
+
+
+class PlanLimitExceeded(OperatorError):
+    """An operator action refused by the workspace plan; `details` as the API's PLAN_LIMIT_REACHED error."""
+
+    def __init__(self, message: str, details: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+async def create_workspace(session: AsyncSession, now: datetime, name: str,
+                           plan_id: str = DEFAULT_PLAN_ID) -> Workspace:
+    if plan_id not in PLAN_IDS:
+        raise OperatorError(f"plan must be one of {', '.join(PLAN_IDS)}")
+    ws = Workspace(id=new_id("wsp"), name=name, plan_id=plan_id, created_at=now, updated_at=now)
+    session.add(ws)
+    await session.flush()
+    return ws
+
+
+async def default_workspace(session: AsyncSession, workspace_id: str | None = None) -> Workspace:
+    if workspace_id:
+        ws = await session.get(Workspace, workspace_id)
+        if ws is None:
+            raise OperatorError(f"no workspace {workspace_id}")
+        return ws
+    rows = (await session.exec(select(Workspace).order_by(Workspace.created_at, Workspace.id).limit(2))).all()
+    if not rows:
+        raise OperatorError("no workspace yet: run `socialpub init`")
+    if len(rows) > 1:
+        raise OperatorError("several workspaces exist: pass --workspace ID (`socialpub workspaces list` shows them)")
+    return rows[0]
+
+
+def check_timezone(name: str) -> str:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise OperatorError(f"unknown IANA timezone {name!r}") from exc
+    return name
+
+
+async def create_brand(session: AsyncSession, now: datetime, workspace: Workspace, name: str, **fields: Any) -> Brand:
+    name = name.strip()
+    if not 1 <= len(name) <= 200:
+        raise OperatorError("brand name must be 1 to 200 characters")
+    if fields.get("timezone"):
+        check_timezone(fields["timezone"])
+    clean = {k: v for k, v in fields.items() if v is not None}
+    brand = Brand(id=new_id("brd"), workspace_id=workspace.id, name=name, created_at=now, updated_at=now, **clean)
+    session.add(brand)
+    await session.flush()
+    return brand
+
+
+async def create_key(
+    session: AsyncSession, now: datetime, workspace: Workspace, name: str, scopes: tuple[str, ...],
+    brand_ids: list[str] | None = None, role: str = "member", user_id: str | None = None,
+) -> tuple[ApiKey, str]:
+    """Returns the stored key and its secret, which is never retrievable again."""
+    if role not in ROLES:
+        raise OperatorError(f"role must be one of {', '.join(ROLES)}")
+    unknown = [s for s in scopes if s not in SCOPES_BY_NAME]
+    if unknown:
+        raise OperatorError(f"unknown scopes: {', '.join(unknown)}")
+    if brand_ids is not None:
+        if not brand_ids:
+            raise OperatorError("--brands needs at least one brand ID")
+        found = set((await session.exec(
+            select(Brand.id).where(Brand.workspace_id == workspace.id, Brand.id.in_(brand_ids)))).all())
+        missing = sorted(set(brand_ids) - found)
+        if missing:
+            raise OperatorError(f"no brand {', '.join(missing)} in workspace {workspace.id}")
+    if user_id:
+        user = await session.get(User, user_id)
+        if user is None or user.workspace_id != workspace.id:
+            raise OperatorError(f"no user {user_id} in workspace {workspace.id}")
+        if user.role != role:
+            user.role = role
+            user.updated_at = now
+    else:
+        user = User(id=new_id("usr"), workspace_id=workspace.id, name=f"{name} owner", role=role,
+                    created_at=now, updated_at=now)
+        session.add(user)
+        await session.flush()  # no ORM relationships order the inserts, so the owner goes first
+    secret = new_secret()
+    key = ApiKey(id=new_id("key"), workspace_id=workspace.id, user_id=user.id, name=name, key_hash=hash_key(secret),
+                 key_hint=key_hint(secret), scopes=[s for s in ALL_SCOPES if s in scopes],
+                 brand_ids=sorted(brand_ids) if brand_ids is not None else None, created_at=now, updated_at=now)
+    session.add(key)
+    await session.flush()
+    return key, secret
+
+
+async def revoke_key(session: AsyncSession, now: datetime, key_id: str) -> ApiKey:
+    key = await session.get(ApiKey, key_id)
+    if key is None:
+        raise OperatorError(f"no API key {key_id}")
+    key.revoked_at = key.revoked_at or now
+    key.updated_at = now
+    await session.flush()
+    return key
+
+
+async def connect_integration(
+    session: AsyncSession, now: datetime, brand: Brand, platform: str, *, display_name: str | None = None,
+    username: str | None = None, status: str = "connected", provider_state: dict[str, Any] | None = None,
+) -> Integration:
+    """Connect a sandbox account (the dashboard's OAuth flow, for the sandbox provider)."""
+    if platform not in PLATFORMS_BY_KEY:
+        raise OperatorError(f"platform must be one of {', '.join(PLATFORMS_BY_KEY)}")
+    if status not in INTEGRATION_STATUSES:
+        raise OperatorError(f"status must be one of {', '.join(INTEGRATION_STATUSES)}")
+    try:
+        await plans.check_limit(session, brand, "social_accounts")
+        same_network = (await session.exec(select(Integration.id).where(
+            Integration.brand_id == brand.id, Integration.platform == platform).limit(1))).first()
+        if same_network is None:
+            await plans.check_limit(session, brand, "networks_per_brand")
+    except ApiError as exc:
+        upgrades = exc.details.get("upgrade_plans") or []
+        hint = (f" Upgrade: `socialpub workspaces set-plan --workspace {brand.workspace_id} --plan {upgrades[0]}`."
+                if upgrades else "")
+        raise PlanLimitExceeded(f"plan limit reached: {exc.message}{hint}", exc.details) from None
+    label = PLATFORMS_BY_KEY[platform].display_name
+    handle = username or f"{brand.name.lower().replace(' ', '')[:20]}_{platform}"
+    integration = Integration(
+        id=new_id("int"), workspace_id=brand.workspace_id, brand_id=brand.id, platform=platform, status=status,
+        display_name=display_name or f"{brand.name} on {label}", username=handle,
+        avatar_url=f"https://sandbox.socialpub.invalid/avatars/{handle}.png",
+        permissions={"publish": True, "read_insights": False}, provider="sandbox",
+        provider_account_id=f"sbx-acct-{new_id('acc')}",
+        credentials={"access_token": new_secret().replace("socialpub_live_", "sbx_token_"), "generation": 0},
+        provider_state=provider_state or {}, created_at=now, updated_at=now,
+    )
+    session.add(integration)
+    await session.flush()
+    return integration
+
+
+async def set_integration_status(session: AsyncSession, now: datetime, integration_id: str,
+                                 status: str) -> Integration:
+    """Change an account's connection status (the dashboard's reconnect / the provider's expiry); a change
+    into expired or needs_reauth notifies the workspace (category integration_refresh)."""
+    if status not in INTEGRATION_STATUSES:
+        raise OperatorError(f"status must be one of {', '.join(INTEGRATION_STATUSES)}")
+    integration = await session.get(Integration, integration_id)
+    if integration is None:
+        raise OperatorError(f"no integration {integration_id}")
+    previous = integration.status
+    if previous != status:
+        integration.status = status
+        integration.updated_at = now
+        await session.flush()
+        await notify.integration_status_changed(session, now, integration, previous)
+    return integration
+
+
+DEMO_BRANDS = (
+    {
+        "name": "Acme Coffee Roasters", "timezone": "America/New_York", "website": "https://acme-coffee.example",
+        "category": "Food & Beverage", "description": "Small-batch roastery shipping fresh beans weekly.",
+        "colors": ["#3B2F2F", "#C8A27A", "#F5EFE6"], "title_font": "Playfair Display", "body_font": "Inter",
+        "voice_instructions": "Warm, knowledgeable, never pushy. Short sentences.",
+        "voice_profile": "## Voice\nFriendly coffee nerds who love sharing brewing tips.",
+        "voice_strategy": "## Strategy\nThree posts a week: brewing tips, new origins, behind the scenes.",
+        "default_cta_text": "Shop this week's roast", "default_cta_url": "https://acme-coffee.example/shop",
+        "content_preferences": {"default_cta": "Shop this week's roast", "logo_frequency": "sometimes",
+                                "cta_frequency": "often"},
+        "brand_kit": {"colors": ["#3B2F2F", "#C8A27A", "#F5EFE6"], "fonts": {"title": "Playfair Display",
+                                                                             "body": "Inter"},
+                      "style_guidelines": "Natural light, earthy tones, no stock photos."},
+        "image_posting": "daily", "video_posting": "weekly",
+    },
+    {
+        "name": "Northwind Outdoors", "timezone": "Europe/Berlin", "website": "https://northwind.example",
+        "category": "Outdoor & Sports", "description": "Gear and guides for alpine hiking.",
+        "colors": ["#1F4E5F", "#F2A541"], "voice_instructions": "Adventurous and practical; safety first.",
+    },
+)
+
+
+async def seed_demo(session: AsyncSession, now: datetime) -> dict[str, Any]:
+    """A workspace with two brands, sandbox accounts on every platform (one TikTok account expired) and a
+    full-scope key. Areas that own other demo data (labels, media...) are listed in tools/areas.py."""
+    from tools import areas  # the areas import this module: read their list only when seeding
+    ws = await create_workspace(session, now, "Demo workspace", plan_id=DEMO_PLAN_ID)
+    brands = [await create_brand(session, now, ws, **spec) for spec in DEMO_BRANDS]
+    integrations = []
+    for brand in brands:
+        for p in PLATFORMS:
+            integrations.append(await connect_integration(session, now, brand, p.key))
+        integrations.append(await connect_integration(
+            session, now, brand, "tiktok", display_name=f"{brand.name} TikTok (old account)",
+            username=f"{brand.name.lower().replace(' ', '')[:16]}_old", status="expired"))
+    key, secret = await create_key(session, now, ws, "Demo full-access key", ALL_SCOPES, role="admin")
+    seeded: dict[str, Any] = {}
+    for seeder in areas.demo_seeders():
+        seeded.update(await seeder(session, now, ws, brands) or {})
+    return {"workspace": ws, "brands": brands, "integrations": integrations, "key": key, "secret": secret,
+            **seeded}
+

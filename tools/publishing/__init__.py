@@ -1,0 +1,1 @@
+"""Publishing toolset and the worker that publishes due schedules: worker, publish runs, queues."""

@@ -1,0 +1,477 @@
+"""The publishing worker: turns due, approved Schedules into runs and runs into Publications.
+
+One tick (`publish_due`, run by server/worker.py) repeatedly claims a bounded batch of due Schedules under a
+lease and carries each out:
+
+1. Claim, in one statement: approved Schedules that are `scheduled` and due, `publishing` ones whose retry
+   time came (lease released), or `publishing` ones whose lease expired (a dead worker). SQLite: a conditional
+   `UPDATE ... RETURNING` (writers are serialised); PostgreSQL: the same with `FOR UPDATE SKIP LOCKED`, so
+   two workers never claim the same Schedule.
+2. First claim of a run: a PublishExecution (`run_...`), one PublishTarget per integration with a stable
+   idempotency token, and one Publication per target (status processing).
+3. Per target: record the attempt (`attempting`, attempts + 1) and COMMIT; then call the provider outside any
+   transaction; then settle in a new transaction, only while this worker still holds the lease. A target
+   that was attempted before (a crash, a timeout or a retry) first asks the provider for its token
+   (`find_post`) and publishes again, with the same token, only when the provider knows no such post.
+4. When every target is final the run and the Schedule become published / partially_published / failed and
+   the lease is cleared. Targets waiting to retry keep the Schedule `publishing` with its lease released and
+   `next_attempt_at` set.
+
+Nothing publishes without an approved Schedule whose approval came from a key holding publish:execute
+(`approved_by_key`); a Schedule approved without one is put back on hold (defence in depth).
+Provider IDs and permalinks stay in the tables; failure reasons are our own safe text, never the provider's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import anyio
+from sqlalchemy import bindparam, text
+from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from providers.base import Account, PostRequest, PostResult, ProviderError
+from schemas.ids import new_id
+from schemas.platforms import BY_KEY
+from schemas.textcount import compose_text
+from storage.tables.brands import Brand
+from storage.tables.content import ContentItem
+from storage.tables.integrations import Integration
+from storage.tables.media import Media
+from storage.tables.publishing import (
+    TARGET_FINAL_STATES,
+    Publication,
+    PublishExecution,
+    PublishTarget,
+    Schedule,
+)
+from storage.types import UTCDateTime
+from tools.media.items import asset_url
+from tools.notifications import notify
+from tools.runtime import Runtime
+from tools.services.accounts import account_of
+from tools.services.redaction import GENERIC_FAILURE, SAFE_FAILURES
+
+log = logging.getLogger("socialpub.publishing")
+
+# A worker's claim on a Schedule; extended each time it records an attempt, so a long run keeps it.
+LEASE = timedelta(minutes=5)
+BATCH = 20  # Schedules per claim
+CONCURRENCY = 4  # Schedules of a batch carried out at once; each one's targets go one after another
+MAX_SCHEDULES_PER_TICK = 1000  # then the tick returns, so other ticks and jobs get their turn
+MAX_ATTEMPTS = 5  # provider calls per target before a retryable failure becomes final
+BACKOFF_BASE = timedelta(seconds=30)  # 30 s, 1 min, 2 min, 4 min ... capped
+BACKOFF_MAX = timedelta(hours=1)
+PROVIDER_TIMEOUT_SECONDS = 120.0  # a provider call that does not answer counts as a transient failure
+READY_MEDIA = "completed"
+
+# Safe failure text per provider error kind: never the provider's own words. The same sentences the receipt,
+# publications and History show (tools/services/redaction.py), so what is stored is what clients read.
+FAILURE_TEXT = {kind: text for kind, (text, _action) in SAFE_FAILURES.items()}
+APPROVAL_MISSING = {
+    "code": "APPROVAL_PENDING",
+    "message": "This Schedule has no recorded approval by a key holding publish:execute, so it was not "
+               "published and is held for review.",
+    "repair_guidance": "A key holding schedule:write and publish:execute approves it with approve_schedule.",
+}
+
+_DUE = ("approval_status = 'approved' AND ("
+        "(status = 'scheduled' AND scheduled_at <= :now) "
+        "OR (status = 'publishing' AND lease_owner IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= :now)) "
+        "OR (status = 'publishing' AND lease_owner IS NOT NULL AND lease_expires_at < :now))")
+
+
+def target_token(execution_id: str, integration_id: str) -> str:
+    """Stable for every attempt of one target, unique across targets: what the provider dedupes on."""
+    return "sp_" + hashlib.sha256(f"{execution_id}|{integration_id}".encode()).hexdigest()[:40]
+
+
+def backoff(attempts: int, retry_after: float | None = None) -> timedelta:
+    delay = min(BACKOFF_MAX, BACKOFF_BASE * (2 ** max(0, attempts - 1)))
+    if retry_after:
+        delay = max(delay, timedelta(seconds=min(retry_after, BACKOFF_MAX.total_seconds())))
+    return delay
+
+
+async def claim_due(rt: Runtime, owner: str, *, limit: int = BATCH) -> list[str]:
+    now = rt.clock.now()
+    lock = "" if rt.db.is_sqlite else " FOR UPDATE SKIP LOCKED"
+    sql = text(
+        "UPDATE schedules SET status = 'publishing', lease_owner = :owner, lease_expires_at = :expires, "
+        "updated_at = :now "
+        f"WHERE id IN (SELECT id FROM schedules WHERE {_DUE} ORDER BY scheduled_at, id LIMIT :limit{lock}) "
+        "RETURNING id"
+    ).bindparams(bindparam("now", type_=UTCDateTime()), bindparam("expires", type_=UTCDateTime()))
+    async with rt.db.session(write=True) as session:
+        connection = await session.connection()
+        rows = await connection.execute(sql, {"now": now, "owner": owner, "expires": now + LEASE, "limit": limit})
+        return sorted(rows.scalars().all())
+
+
+async def publish_due(rt: Runtime, worker_id: str) -> int:
+    """The worker tick: claim and carry out due Schedules, up to CONCURRENCY at once (a slow provider call
+    does not hold up the others). Returns how many Schedules it worked on."""
+    done = 0
+    limiter = anyio.CapacityLimiter(CONCURRENCY)
+
+    async def one(schedule_id: str) -> None:
+        async with limiter:
+            try:
+                await run_schedule(rt, worker_id, schedule_id)
+            except Exception:
+                # The lease stays; once it expires another pass recovers the run (attempts are recorded).
+                log.exception("publishing schedule %s failed", schedule_id)
+
+    while done < MAX_SCHEDULES_PER_TICK:
+        claimed = await claim_due(rt, worker_id, limit=min(BATCH, MAX_SCHEDULES_PER_TICK - done))
+        if not claimed:
+            break
+        async with anyio.create_task_group() as tg:
+            for schedule_id in claimed:
+                tg.start_soon(one, schedule_id)
+        done += len(claimed)
+    return done
+
+
+# --- one Schedule -----------------------------------------------------------------------------------------
+
+async def run_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
+    async with rt.db.session(write=True) as s:
+        now = rt.clock.now()
+        schedule = await s.get(Schedule, schedule_id, with_for_update=True)
+        if schedule is None or schedule.lease_owner != owner:
+            return
+        if schedule.status != "publishing":  # changed under us (cancelled): give the claim back
+            schedule.lease_owner = schedule.lease_expires_at = None
+            return
+        if schedule.approval_status != "approved" or not schedule.approved_by_key:
+            log.warning("schedule %s is approved without a publish:execute approval; held", schedule_id)
+            schedule.approval_status, schedule.status = "pending_review", "action_required"
+            schedule.blocking_reason = dict(APPROVAL_MISSING)
+            schedule.approved_at = None
+            schedule.lease_owner = schedule.lease_expires_at = schedule.next_attempt_at = None
+            schedule.updated_at = now
+            return
+        execution = (await s.get(PublishExecution, schedule.latest_execution_id)
+                     if schedule.latest_execution_id else None)
+        if execution is None or execution.status != "processing":
+            execution = await _start_execution(s, rt, schedule, now)
+        targets = (await s.exec(select(PublishTarget).where(PublishTarget.execution_id == execution.id)
+                                .order_by(PublishTarget.id))).all()
+        runnable = [t.id for t in targets if t.state not in TARGET_FINAL_STATES
+                    and (t.state != "retry_wait" or t.next_attempt_at is None or t.next_attempt_at <= now)]
+    finished = False
+    for target_id in runnable:
+        finished = await run_target(rt, owner, target_id)
+    if not finished:
+        await finish_schedule(rt, owner, schedule_id)
+
+
+async def _media_rows(s: AsyncSession, brand_id: str, ids: list[str]) -> dict[str, Media]:
+    if not ids:
+        return {}
+    rows = (await s.exec(select(Media).where(Media.brand_id == brand_id, Media.id.in_(ids)))).all()
+    return {m.id: m for m in rows}
+
+
+def _platform_settings(item: ContentItem | None, platform: str) -> dict[str, Any] | None:
+    known = BY_KEY.get(platform)
+    if item is None or known is None or not known.settings_key:
+        return None
+    return item.settings.get(known.settings_key)
+
+
+def _post_type(item: ContentItem | None, platform: str) -> str | None:
+    settings = _platform_settings(item, platform) or {}
+    known = BY_KEY.get(platform)
+    return settings.get("post_type") or (known.default_post_type if known else None)
+
+
+def _media_type(kinds: list[str | None]) -> str | None:
+    if not kinds:
+        return None
+    if len(kinds) > 1:
+        return "carousel"
+    return kinds[0] if kinds[0] in ("image", "video") else None
+
+
+async def _start_execution(s: AsyncSession, rt: Runtime, schedule: Schedule, now: datetime) -> PublishExecution:
+    execution = PublishExecution(id=new_id("run"), brand_id=schedule.brand_id, schedule_id=schedule.id,
+                                 status="processing", started_at=now, created_at=now, updated_at=now)
+    s.add(execution)
+    item = await s.get(ContentItem, schedule.content_item_id)
+    integrations = {i.id: i for i in (await s.exec(select(Integration).where(
+        Integration.brand_id == schedule.brand_id, Integration.id.in_(schedule.integration_ids)))).all()}
+    wanted: list[str] = []
+    for integration in integrations.values():
+        wanted.extend((_platform_settings(item, integration.platform) or {}).get("media_ids") or [])
+    media = await _media_rows(s, schedule.brand_id, wanted)
+    await s.flush()  # targets reference the execution
+    for integration_id in sorted(set(schedule.integration_ids)):
+        integration = integrations.get(integration_id)
+        platform = integration.platform if integration else "unknown"
+        settings = _platform_settings(item, platform) or {}
+        kinds = [media[m].kind if m in media else None for m in settings.get("media_ids") or []]
+        target = PublishTarget(id=new_id("ptg"), execution_id=execution.id, schedule_id=schedule.id,
+                               brand_id=schedule.brand_id, integration_id=integration_id, platform=platform,
+                               idempotency_token=target_token(execution.id, integration_id),
+                               created_at=now, updated_at=now)
+        publication = Publication(
+            id=new_id("pub"), workspace_id=schedule.workspace_id, brand_id=schedule.brand_id,
+            schedule_id=schedule.id, execution_id=execution.id, target_id=target.id, platform=platform,
+            integration_id=integration_id, post_id=schedule.content_item_id,
+            post_name=item.name if item else None, post_type=_post_type(item, platform),
+            media_type=_media_type(kinds), status="processing",
+            source="queue" if schedule.source == "queue" else "calendar", created_at=now, updated_at=now)
+        target.publication_id = publication.id
+        s.add(target)
+        s.add(publication)
+    schedule.latest_execution_id = execution.id
+    schedule.failure_reason = None
+    schedule.blocking_reason = None
+    schedule.updated_at = now
+    await s.flush()
+    return execution
+
+
+# --- one target -------------------------------------------------------------------------------------------
+
+@dataclass
+class _Attempt:
+    provider: Any
+    account: Account
+    post: PostRequest
+    recover: bool  # attempted before: ask the provider for the token before publishing again
+
+
+class _Skip(Exception):
+    """A target that cannot be attempted: settle it at once with this state and safe reason."""
+
+    def __init__(self, state: str, reason: str) -> None:
+        super().__init__(reason)
+        self.state, self.reason = state, reason
+
+
+def _build_post(item: ContentItem, integration: Integration, media: dict[str, Media], rt: Runtime,
+                token: str) -> PostRequest:
+    platform = integration.platform
+    known = BY_KEY.get(platform)
+    name = known.display_name if known else platform
+    settings: dict[str, Any] = {}
+    if known is not None and known.settings_key:
+        found = item.settings.get(known.settings_key)
+        if found is None:
+            raise _Skip("failed", f"The content item has no {known.settings_key}, so {name} was skipped.")
+        settings = dict(found)
+    copy = ((item.platform_copy or {}).get(platform) if item.copy_mode == "per_platform" else item.single_copy)
+    if copy is None:
+        raise _Skip("failed", f"The content item has no copy for {name}, so it was skipped.")
+
+    def media_list(ids: list[str]) -> list[dict[str, Any]]:
+        out = []
+        for media_id in ids:
+            m = media.get(media_id)
+            if m is None or m.status != READY_MEDIA:
+                raise _Skip("failed", f"Media {media_id} of this post is missing or not ready, so {name} was "
+                                      f"skipped.")
+            out.append({"url": asset_url(rt.settings, m.asset_id), "content_type": m.content_type,
+                        "width": m.width, "height": m.height, "duration": m.duration})
+        return out
+
+    parts = [{**part, "media": media_list(list(part.get("media_ids") or []))}
+             for part in settings.get("thread_parts") or []]
+    return PostRequest(
+        platform=platform, post_type=settings.get("post_type") or (known.default_post_type if known else None),
+        text=compose_text(copy.get("caption"), tuple(copy.get("hashtags") or ())),
+        title=settings.get("title") or copy.get("title"), media=media_list(list(settings.get("media_ids") or [])),
+        settings=settings, thread_parts=parts, idempotency_token=token)
+
+
+async def _prepare(s: AsyncSession, rt: Runtime, target: PublishTarget, schedule: Schedule) -> _Attempt:
+    integration = await s.get(Integration, target.integration_id)
+    if integration is None or integration.brand_id != target.brand_id:
+        raise _Skip("action_required", "The account is no longer connected to this brand; connect it again and "
+                                       "schedule the post anew.")
+    if integration.status != "connected":
+        if integration.status in notify.NEEDS_REFRESH_STATUSES:
+            await notify.integration_needs_refresh(s, rt.clock.now(), integration)
+        raise _Skip("action_required", "The account needs reconnecting before it can publish; nothing was sent.")
+    provider = rt.providers.get(integration.provider)
+    if provider is None:
+        raise _Skip("failed", "No publishing adapter is available for this account; nothing was sent.")
+    item = await s.get(ContentItem, schedule.content_item_id)
+    if item is None:
+        raise _Skip("failed", "The content item no longer exists; nothing was sent.")
+    settings = _platform_settings(item, integration.platform) or {}
+    ids = list(settings.get("media_ids") or [])
+    for part in settings.get("thread_parts") or []:
+        ids.extend(part.get("media_ids") or [])
+    post = _build_post(item, integration, await _media_rows(s, schedule.brand_id, ids), rt,
+                       target.idempotency_token)
+    account = account_of(integration)
+    return _Attempt(provider, account, post, recover=target.state == "attempting" or target.attempts > 0)
+
+
+async def _locked_target(s: AsyncSession, target_id: str) -> tuple[PublishTarget | None, Schedule | None]:
+    """The target and its Schedule, the Schedule row locked (PostgreSQL; SQLite serialises writers anyway), so
+    a settlement and another worker's claim or attempt of the same run never interleave. Every transaction of
+    a run locks the Schedule first; the target is read again after the lock."""
+    target = await s.get(PublishTarget, target_id)
+    if target is None:
+        return None, None
+    schedule = await s.get(Schedule, target.schedule_id, with_for_update=True)
+    return await s.get(PublishTarget, target_id, populate_existing=True), schedule
+
+
+async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
+    """Attempt one target. True when settling it also finished the whole run (every target final)."""
+    # 1. Record the attempt and commit before any provider call.
+    async with rt.db.session(write=True) as s:
+        now = rt.clock.now()
+        target, schedule = await _locked_target(s, target_id)
+        if target is None or schedule is None or schedule.lease_owner != owner or target.state in TARGET_FINAL_STATES:
+            return False
+        try:
+            attempt = await _prepare(s, rt, target, schedule)
+        except _Skip as skip:
+            await _settle_final(s, now, target, schedule, skip.state, skip.reason, None)
+            return await _finish_if_final(s, now, schedule)
+        target.state, target.attempts, target.attempted_at = "attempting", target.attempts + 1, now
+        target.next_attempt_at, target.updated_at = None, now
+        schedule.lease_expires_at = now + LEASE
+    # 2. The provider, outside any transaction.
+    result: PostResult | None = None
+    error: ProviderError | None = None
+    try:
+        with anyio.fail_after(PROVIDER_TIMEOUT_SECONDS):
+            if attempt.recover:
+                result = await attempt.provider.find_post(attempt.account, attempt.post.idempotency_token)
+            if result is None:
+                result = await attempt.provider.publish(attempt.account, attempt.post)
+    except ProviderError as exc:
+        error = exc
+    except TimeoutError:
+        error = ProviderError("transient", "provider call timed out")
+    except Exception:
+        log.exception("provider %s failed on target %s", attempt.account.platform, target_id)
+        error = ProviderError("transient", "provider call raised")
+    # 3. Settle, only while this worker still holds the lease.
+    async with rt.db.session(write=True) as s:
+        now = rt.clock.now()
+        target, schedule = await _locked_target(s, target_id)
+        if target is None or schedule is None or schedule.lease_owner != owner or target.state != "attempting":
+            log.warning("target %s: lease lost before settling; the new holder recovers it", target_id)
+            return False
+        if result is not None:
+            await _settle_final(s, now, target, schedule, "published", None, result)
+        elif error is not None and error.kind == "reauth_required":
+            integration = await s.get(Integration, target.integration_id)
+            if integration is not None and integration.status == "connected":
+                integration.status, integration.updated_at = "needs_reauth", now
+                await notify.integration_status_changed(s, now, integration, "connected")
+            await _settle_final(s, now, target, schedule, "action_required", FAILURE_TEXT["reauth_required"],
+                                None, error_kind=error.kind)
+        elif error is not None and error.retryable and target.attempts < MAX_ATTEMPTS:
+            target.state, target.error_kind, target.updated_at = "retry_wait", error.kind, now
+            target.next_attempt_at = now + backoff(target.attempts, error.retry_after)
+        else:
+            kind = error.kind if error is not None else "transient"
+            await _settle_final(s, now, target, schedule, "failed",
+                                FAILURE_TEXT.get(kind, GENERIC_FAILURE), None, error_kind=kind)
+        # The run's last settlement finishes it in the same transaction (one commit fewer per Schedule).
+        return await _finish_if_final(s, now, schedule)
+
+
+async def _settle_final(s: AsyncSession, now: datetime, target: PublishTarget, schedule: Schedule, state: str,
+                        reason: str | None, result: PostResult | None, *, error_kind: str | None = None) -> None:
+    target.state, target.settled_at, target.updated_at = state, now, now
+    target.next_attempt_at = None
+    target.failure_reason, target.error_kind = reason, error_kind
+    if result is not None:
+        target.publish_id, target.permalink_url = result.publish_id, result.permalink_url
+    publication = await s.get(Publication, target.publication_id) if target.publication_id else None
+    if publication is not None:
+        publication.updated_at = now
+        if state == "published":
+            publication.status, publication.published_at = "published", now
+            publication.publish_id = result.publish_id if result else None
+            publication.permalink_url = result.permalink_url if result else None
+            publication.failure_reason = None
+        else:
+            publication.status, publication.failure_reason = "failed", reason
+    await _notify_outcome(s, now, target, schedule, state, reason, publication)
+
+
+async def _notify_outcome(s: AsyncSession, now: datetime, target: PublishTarget, schedule: Schedule, state: str,
+                          reason: str | None, publication: Publication | None) -> None:
+    brand = await s.get(Brand, schedule.brand_id)
+    if brand is None:
+        return
+    known = BY_KEY.get(target.platform)
+    platform = known.display_name if known else target.platform
+    integration = await s.get(Integration, target.integration_id)
+    account = (integration.display_name or integration.username) if integration else None
+    where = f"{platform} ({account})" if account else platform
+    name = (publication.post_name if publication else None) or "A post"
+    if state == "published":
+        await notify.notify(s, now, brand, "post_published", "post_published", f"Published on {platform}",
+                            f"“{name}” was published to {where}.")
+    else:
+        await notify.notify(s, now, brand, "post_failed", "post_failed", f"Post failed on {platform}",
+                            f"“{name}” could not be published to {where}. {reason or ''}")
+
+
+# --- the end of a pass ------------------------------------------------------------------------------------
+
+async def _targets(s: AsyncSession, execution_id: str) -> list[PublishTarget]:
+    return list((await s.exec(select(PublishTarget).where(PublishTarget.execution_id == execution_id))).all())
+
+
+async def _finish_if_final(s: AsyncSession, now: datetime, schedule: Schedule,
+                           targets: list[PublishTarget] | None = None) -> bool:
+    """When every target of the run is final: the run and the Schedule take the outcome, the lease is cleared."""
+    if not schedule.latest_execution_id:
+        return False
+    await s.flush()
+    targets = targets if targets is not None else await _targets(s, schedule.latest_execution_id)
+    if not all(t.state in TARGET_FINAL_STATES for t in targets):
+        return False
+    published = sum(t.state == "published" for t in targets)
+    status = ("failed" if published == 0 else
+              "published" if published == len(targets) else "partially_published")
+    schedule.status, schedule.next_attempt_at = status, None
+    schedule.lease_owner = schedule.lease_expires_at = None
+    schedule.updated_at = now
+    schedule.failure_reason = (None if status == "published" else
+                               f"{len(targets) - published} of {len(targets)} targets did not publish.")
+    execution = await s.get(PublishExecution, schedule.latest_execution_id)
+    if execution is not None:
+        execution.status, execution.finished_at, execution.updated_at = status, now, now
+    return True
+
+
+async def finish_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
+    async with rt.db.session(write=True) as s:
+        now = rt.clock.now()
+        schedule = await s.get(Schedule, schedule_id, with_for_update=True)
+        if schedule is None or schedule.lease_owner != owner or not schedule.latest_execution_id:
+            return
+        targets = await _targets(s, schedule.latest_execution_id)
+        if await _finish_if_final(s, now, schedule, targets):
+            return
+        schedule.lease_owner = schedule.lease_expires_at = None
+        schedule.updated_at = now
+        # Targets still to go: wait for the earliest retry. An attempt left unsettled (its settlement failed)
+        # is recovered after the base backoff, not at once, so a persistent fault cannot make workers spin.
+        waits = [t.next_attempt_at for t in targets if t.state == "retry_wait" and t.next_attempt_at]
+        if any(t.state in ("pending", "attempting") for t in targets) or not waits:
+            waits.append(now + BACKOFF_BASE)
+        schedule.next_attempt_at = min(waits)
+
+
+TICKS = [publish_due]

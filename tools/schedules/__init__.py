@@ -1,0 +1,1 @@
+"""Schedules toolset: routes, preflight, rules engine, repair options, receipts and schedule rows."""
