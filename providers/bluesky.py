@@ -25,7 +25,7 @@ import httpx
 
 from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
 from providers.bluesky_text import facet, find_spans, jwt_expiry, record_key
-from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, status_error
+from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, ssl_context, status_error
 from schemas.platforms.data import BLUESKY
 
 NETWORK = "Bluesky"
@@ -370,7 +370,8 @@ class BlueskyProvider:
         chunks: list[bytes] = []
         size = 0
         try:
-            async with httpx.AsyncClient(timeout=self._timeout, transport=self._media_transport) as client, \
+            async with httpx.AsyncClient(timeout=self._timeout, transport=self._media_transport,
+                                         verify=ssl_context(), follow_redirects=True) as client, \
                     client.stream("GET", url) as response:
                 if not response.is_success:
                     raise ProviderError("transient", f"media answered {response.status_code}",

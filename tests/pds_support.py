@@ -3,7 +3,8 @@
 The install lives outside the repository, in `$SOCIALPUB_PDS_DIR` (default `~/.cache/socialpub-pds`).
 `start_pds` runs its `start.mjs` on two free loopback ports and waits until the PDS answers; accounts are made
 with `com.atproto.server.createAccount` plus an app password, as a user would make one. When the install is
-missing the caller skips with the reason, except in CI with SOCIALPUB_REQUIRE_PDS=1, where it fails.
+missing `start_pds` raises PdsUnavailable: tests skip with the reason (`unavailable`), except in CI with
+SOCIALPUB_REQUIRE_PDS=1, where they fail; the benchmark prints it. No pytest here, so `bench/` can use it too.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-import pytest
 
 READY_SECONDS = 90.0
 
@@ -27,11 +27,12 @@ def pds_dir() -> Path:
     return Path(os.environ.get("SOCIALPUB_PDS_DIR") or Path.home() / ".cache" / "socialpub-pds")
 
 
-def unavailable(reason: str) -> None:
-    """Skip with the reason, or fail when CI demands the PDS (CI set and SOCIALPUB_REQUIRE_PDS=1)."""
-    if os.environ.get("CI") and os.environ.get("SOCIALPUB_REQUIRE_PDS") == "1":
-        pytest.fail(f"{reason} (SOCIALPUB_REQUIRE_PDS=1: the Bluesky tests must run in CI)", pytrace=False)
-    pytest.skip(reason)
+class PdsUnavailable(Exception):
+    """The PDS is not installed (a reason to skip), as opposed to installed but broken (a failure)."""
+
+
+class PdsFailed(Exception):
+    """The installed PDS did not start."""
 
 
 def _free_port() -> int:
@@ -77,11 +78,11 @@ class Pds:
 
 
 def start_pds(data: Path) -> Pds:
-    """Start the installed PDS on free loopback ports (skip/fail via `unavailable` when it is not installed)."""
+    """Start the installed PDS on free loopback ports; PdsUnavailable when it is not installed."""
     home = pds_dir()
     node, script = home / "bin" / "node", home / "start.mjs"
     if not (home / ".installed").exists() or not node.exists() or not script.exists():
-        unavailable(f"no Bluesky PDS installed in {home}: run `bash .ci/pds/install.sh` (needs node and npm)")
+        raise PdsUnavailable(f"no Bluesky PDS installed in {home}: run `bash .ci/pds/install.sh` (needs node and npm)")
     pds_port, plc_port = _free_port(), _free_port()
     log = data / "pds.log"
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(data), "SOCIALPUB_PDS_PORT": str(pds_port),
@@ -96,7 +97,7 @@ def start_pds(data: Path) -> Pds:
     while True:
         if process.poll() is not None:
             tail = log.read_text(errors="replace")[-2000:]
-            pytest.fail(f"the Bluesky PDS exited with {process.returncode}:\n{tail}", pytrace=False)
+            raise PdsFailed(f"the Bluesky PDS exited with {process.returncode}:\n{tail}")
         try:
             if httpx.get(f"{pds.url}/xrpc/_health", timeout=2).is_success:
                 return pds
@@ -104,7 +105,7 @@ def start_pds(data: Path) -> Pds:
             pass
         if time.monotonic() > deadline:
             stop_pds(pds)
-            pytest.fail(f"the Bluesky PDS did not answer within {READY_SECONDS:.0f} s (log: {log})", pytrace=False)
+            raise PdsFailed(f"the Bluesky PDS did not answer within {READY_SECONDS:.0f} s (log: {log})")
         time.sleep(0.2)
 
 

@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.pds_support import BlueskyAccount, Pds, start_pds, stop_pds
+from tests.pds_support import BlueskyAccount, Pds, PdsFailed, PdsUnavailable, start_pds, stop_pds
+
+
+def _unavailable(reason: str) -> None:
+    """Skip with the reason, or fail when CI demands the PDS (CI set and SOCIALPUB_REQUIRE_PDS=1)."""
+    if os.environ.get("CI") and os.environ.get("SOCIALPUB_REQUIRE_PDS") == "1":
+        pytest.fail(f"{reason} (SOCIALPUB_REQUIRE_PDS=1: the Bluesky tests must run in CI)", pytrace=False)
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
 def pds(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pds]:
-    server = start_pds(tmp_path_factory.mktemp("pds"))
+    """The real PDS for the session; skipped (visibly) only when it is not installed."""
+    try:
+        server = start_pds(tmp_path_factory.mktemp("pds"))
+    except PdsUnavailable as exc:
+        _unavailable(str(exc))
+    except PdsFailed as exc:
+        pytest.fail(str(exc), pytrace=False)
     try:
         yield server
     finally:
