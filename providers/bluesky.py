@@ -17,14 +17,14 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
 from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
-from providers.bluesky_text import facet, find_spans, jwt_expiry, record_key
+from providers.bluesky_text import facet, find_spans, jwt_expiry, record_cid, record_key
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, ssl_context, status_error
 from schemas.platforms.data import BLUESKY
 
@@ -107,8 +107,25 @@ def classify(response: httpx.Response) -> ProviderError | None:
     return BlueskyError("rejected", where, code=code, safe_reason=refusal_reason(message))
 
 
-def _now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def _iso(when: datetime) -> str:
+    return when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _reply(did: str, root_key: str, parent_key: str, cids: dict[str, str]) -> dict[str, Any]:
+    def ref(rkey: str) -> dict[str, str]:
+        return {"uri": f"at://{did}/{POST}/{rkey}", "cid": cids[rkey]}
+    return {"root": ref(root_key), "parent": ref(parent_key)}
+
+
+def _link_replies(did: str, built: list[tuple[str, dict[str, Any]]]) -> dict[str, str]:
+    """Set each part's reply refs (the first post and the part before) from CIDs computed locally, in thread
+    order; the CIDs by record key."""
+    cids: dict[str, str] = {}
+    for index, (rkey, record) in enumerate(built):
+        if index:
+            record["reply"] = _reply(did, built[0][0], built[index - 1][0], cids)
+        cids[rkey] = record_cid(record)
+    return cids
 
 
 def permalink(handle_or_did: str, rkey: str) -> str:
@@ -289,28 +306,35 @@ class BlueskyProvider:
                   for part in post.thread_parts]
         async with self._session(account) as session:
             dids: dict[str, str | None] = {}
-            root: dict[str, str] | None = None
-            parent: dict[str, str] | None = None
+            now = datetime.now(UTC)
+            built: list[tuple[str, dict[str, Any]]] = []
             for index, (text, media, alts) in enumerate(posts):
-                record: dict[str, Any] = {"$type": POST, "text": text, "createdAt": _now_iso()}
+                # Media are uploaded before any record is written; parts get 1 ms apart, in thread order.
+                record: dict[str, Any] = {"$type": POST, "text": text,
+                                          "createdAt": _iso(now + timedelta(milliseconds=index))}
                 facets = await self._facets(session, text, dids)
                 if facets:
                     record["facets"] = facets
                 embed = await self._embed(session, media, alts)
                 if embed:
                     record["embed"] = embed
-                if root is not None and parent is not None:
-                    record["reply"] = {"root": root, "parent": parent}
-                rkey = root_key if index == 0 else record_key(root_key, index)
-                written = await session.xrpc("POST", "com.atproto.repo.putRecord", json={
-                    "repo": session.did, "collection": POST, "rkey": rkey, "record": record})
-                if not isinstance(written, dict) or not isinstance(written.get("uri"), str) \
-                        or not isinstance(written.get("cid"), str):
-                    raise ProviderError("malformed", f"{NETWORK} answered putRecord without uri and cid")
-                parent = {"uri": written["uri"], "cid": written["cid"]}
-                root = root or parent
-            assert root is not None
-            return PostResult(root["uri"], permalink(session.handle, root_key))
+                built.append((root_key if index == 0 else record_key(root_key, index), record))
+            expected = _link_replies(session.did, built)
+            # The last part first, the first post last: the first post exists only once the whole thread does.
+            written = {rkey: await self._put(session, rkey, record) for rkey, record in reversed(built)}
+            if written != expected:  # the PDS encoded a record differently: relink the replies to what it wrote
+                for index in range(1, len(built)):
+                    rkey, record = built[index]
+                    record["reply"] = _reply(session.did, root_key, built[index - 1][0], written)
+                    written[rkey] = await self._put(session, rkey, record)
+            return PostResult(f"at://{session.did}/{POST}/{root_key}", permalink(session.handle, root_key))
+
+    async def _put(self, session: _Session, rkey: str, record: dict[str, Any]) -> str:
+        written = await session.xrpc("POST", "com.atproto.repo.putRecord", json={
+            "repo": session.did, "collection": POST, "rkey": rkey, "record": record})
+        if not isinstance(written, dict) or not isinstance(written.get("cid"), str):
+            raise ProviderError("malformed", f"{NETWORK} answered putRecord without a cid")
+        return written["cid"]
 
     async def _facets(self, session: _Session, text: str, dids: dict[str, str | None]) -> list[dict[str, Any]]:
         out = []

@@ -10,6 +10,9 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
+
+import libipld
 
 # --- record keys -------------------------------------------------------------------------------------------
 # A TID is 13 characters of base32-sortable: a 64-bit integer (top bit 0) = 53 bits of microseconds since the
@@ -123,3 +126,25 @@ def jwt_expiry(token: str | None) -> int | None:
         return None
     exp = claims.get("exp") if isinstance(claims, dict) else None
     return int(exp) if isinstance(exp, int | float) else None
+
+
+# --- record CIDs -------------------------------------------------------------------------------------------
+# A record's CID is CIDv1, dag-cbor codec (0x71), sha2-256 of its DAG-CBOR encoding, base32 ("b..."). Knowing
+# it before writing lets a thread be written last part first and its first post last, so the first post
+# exists only once the whole thread does (which is what `find_post` looks for).
+
+def _ipld(value: Any) -> Any:
+    """A record in its JSON form (blob refs as {"$link": "b..."}) to the values libipld encodes (CID bytes)."""
+    if isinstance(value, dict):
+        if set(value) == {"$link"} and isinstance(value["$link"], str) and value["$link"].startswith("b"):
+            link = value["$link"][1:].upper()
+            return base64.b32decode(link + "=" * (-len(link) % 8))
+        return {k: _ipld(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_ipld(v) for v in value]
+    return value
+
+
+def record_cid(record: dict[str, Any]) -> str:
+    digest = hashlib.sha256(libipld.encode_dag_cbor(_ipld(record))).digest()
+    return "b" + base64.b32encode(bytes([0x01, 0x71, 0x12, 0x20]) + digest).decode().lower().rstrip("=")

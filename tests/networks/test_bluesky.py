@@ -174,10 +174,13 @@ async def test_an_image_over_the_registry_limit_is_refused_before_anything_is_wr
 async def test_thread_parts_are_a_reply_chain_and_delete_removes_them(pds: Pds,
                                                                       bsky_account: BlueskyAccount) -> None:
     account = await _account(bsky_account)
-    provider = BlueskyProvider()
+    transport = CountingTransport()
+    provider = BlueskyProvider(transport=transport)
     post = _post("1/3 the start", thread_parts=[{"text": "2/3 the middle", "media": []},
                                                  {"text": "3/3 the end #fin", "media": []}])
     result = await provider.publish(account, post)
+    # One write per post: the reply refs' CIDs computed locally matched what the PDS wrote (no relinking).
+    assert transport.calls.count("com.atproto.repo.putRecord") == 3
     root = _record(pds, result.publish_id)
     assert "reply" not in root["value"]
     records = {r["value"]["text"]: r for r in _records(pds, bsky_account.did)}
@@ -195,6 +198,40 @@ async def test_thread_parts_are_a_reply_chain_and_delete_removes_them(pds: Pds,
     await provider.delete_post(account, result.publish_id)
     assert _records(pds, bsky_account.did) == []
     assert await provider.find_post(account, "sp_token_1") is None
+
+
+class CrashingTransport(CountingTransport):
+    """The real network until the n-th putRecord, which never arrives (a worker killed mid-thread)."""
+
+    def __init__(self, crash_at: int) -> None:
+        super().__init__()
+        self.crash_at = crash_at
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("putRecord") and self.calls.count("com.atproto.repo.putRecord") + 1 == \
+                self.crash_at:
+            self.calls.append("crash")
+            raise httpx.ConnectError("killed", request=request)
+        return await super().handle_async_request(request)
+
+
+async def test_a_thread_cut_off_midway_is_not_found_and_the_retry_completes_it(pds: Pds,
+                                                                              bsky_account: BlueskyAccount) -> None:
+    account = await _account(bsky_account)
+    post = _post("1/3", token="sp_cut", thread_parts=[{"text": "2/3", "media": []}, {"text": "3/3", "media": []}])
+    with pytest.raises(ProviderError) as info:
+        await BlueskyProvider(transport=CrashingTransport(crash_at=2)).publish(account, post)
+    assert info.value.kind == "transient"
+    assert [r["value"]["text"] for r in _records(pds, bsky_account.did)] == ["3/3"]  # written last part first
+    provider = BlueskyProvider()
+    assert await provider.find_post(account, "sp_cut") is None  # so the worker publishes again
+    result = await provider.publish(account, post)
+    records = {r["value"]["text"]: r for r in _records(pds, bsky_account.did)}
+    assert sorted(records) == ["1/3", "2/3", "3/3"]
+    root_ref = {"uri": result.publish_id, "cid": records["1/3"]["cid"]}
+    assert records["2/3"]["value"]["reply"] == {"root": root_ref, "parent": root_ref}
+    assert records["3/3"]["value"]["reply"]["parent"] == {"uri": records["2/3"]["uri"], "cid": records["2/3"]["cid"]}
+    assert await provider.find_post(account, "sp_cut") == result
 
 
 async def test_the_same_token_twice_is_one_record_and_find_post_finds_it(pds: Pds,

@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from providers.bluesky_text import TID_ALPHABET, TID_PATTERN, find_spans, jwt_expiry, record_key
+from providers.bluesky_text import TID_ALPHABET, TID_PATTERN, find_spans, jwt_expiry, record_cid, record_key
 
 
 def _tid_value(key: str) -> int:
@@ -63,3 +63,17 @@ def test_jwt_expiry_reads_exp_without_verifying() -> None:
     payload = base64.urlsafe_b64encode(json.dumps({"exp": 1_900_000_000}).encode()).decode().rstrip("=")
     assert jwt_expiry(f"eyJhbGciOiJIUzI1NiJ9.{payload}.sig") == 1_900_000_000
     assert jwt_expiry("not-a-jwt") is None and jwt_expiry(None) is None and jwt_expiry("a.!!!.c") is None
+
+
+def test_record_cids_match_what_a_pds_computes() -> None:
+    # CIDs the local PDS (.ci/pds) answered to putRecord for these two records.
+    text = {"$type": "app.bsky.feed.post", "text": "héllo 🎉 https://x.test", "createdAt": "2026-01-01T00:00:00.000Z",
+            "facets": [{"index": {"byteStart": 11, "byteEnd": 25},
+                        "features": [{"$type": "app.bsky.richtext.facet#link", "uri": "https://x.test"}]}]}
+    assert record_cid(text) == "bafyreia3newwlwuxg5zb3ghwpgdao4d2idx4ywzljxv6srnkonmcnhadkq"
+    blob = {"$type": "blob", "ref": {"$link": "bafkreiegciyhp2tj6itdv6hxgjpj57wfscrtdwgs7ojmo4esbbmd4e3cme"},
+            "mimeType": "image/png", "size": 69}
+    image = {"$type": "app.bsky.feed.post", "text": "img", "createdAt": "2026-01-01T00:00:00.000Z",
+             "embed": {"$type": "app.bsky.embed.images",
+                       "images": [{"alt": "a", "image": blob, "aspectRatio": {"width": 5, "height": 5}}]}}
+    assert record_cid(image) == "bafyreict77wd45tms2mvllzntyc577nbjayxl7pqkwohjavzl2vv5ojtv4"
