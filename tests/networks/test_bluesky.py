@@ -14,6 +14,7 @@ from PIL import Image
 from providers.base import Account, PostRequest, ProviderError
 from providers.bluesky import BlueskyProvider, classify, connect
 from providers.bluesky_text import record_key
+from tests.media_support import video_bytes
 from tests.networks.conftest import MediaServer
 from tests.pds_support import BlueskyAccount, Pds
 
@@ -156,6 +157,21 @@ async def test_publish_images_with_alt_text(pds: Pds, bsky_account: BlueskyAccou
     cid = embed["images"][1]["image"]["ref"]["$link"]
     blob = httpx.get(f"{pds.url}/xrpc/com.atproto.sync.getBlob", params={"did": bsky_account.did, "cid": cid})
     assert blob.content == second
+
+
+async def test_publish_a_video_with_alt_text(pds: Pds, bsky_account: BlueskyAccount,
+                                            media_server: MediaServer) -> None:
+    account = await _account(bsky_account)
+    clip = video_bytes(64, 48)
+    media = [{"url": media_server.add("clip.mp4", "video/mp4", clip), "content_type": "video/mp4", "width": 64,
+              "height": 48, "duration": 1.0}]
+    settings = {"post_type": "BS_VIDEO", "media_ids": ["med_v"], "alt_text": {"med_v": "A short test clip"}}
+    result = await BlueskyProvider().publish(account, _post("A clip", media=media, settings=settings,
+                                                            post_type="BS_VIDEO"))
+    embed = _record(pds, result.publish_id)["value"]["embed"]
+    assert embed["$type"] == "app.bsky.embed.video" and embed["alt"] == "A short test clip"
+    assert embed["video"]["mimeType"] == "video/mp4" and embed["video"]["size"] == len(clip)
+    assert embed["aspectRatio"] == {"width": 64, "height": 48}
 
 
 async def test_an_image_over_the_registry_limit_is_refused_before_anything_is_written(
