@@ -4,7 +4,9 @@
 // Environment: SOCIALPUB_PDS_PORT, SOCIALPUB_PLC_PORT, SOCIALPUB_PDS_DATA (an empty folder, removed by the caller),
 // SOCIALPUB_PDS_ADMIN_PASSWORD. Everything the PDS could reach outside (app view, moderation and report
 // services, crawlers, email, Redis, entryway) is left unset, which the PDS reads as "off"; the PLC directory is
-// the local one. SIGTERM / SIGINT stop both servers.
+// the local one. The one lookup it can still make outside is resolving a handle that is not its own (DNS TXT
+// and https://<handle>/.well-known/atproto-did), so tests mention only `.test` handles, which it answers from its
+// own database. SIGTERM / SIGINT stop both servers.
 import crypto from 'node:crypto'
 import net from 'node:net'
 import path from 'node:path'
