@@ -17,6 +17,7 @@ from schemas.errors import ApiError, Issues, issue
 from schemas.ids import is_id, new_id
 from schemas.paging import OlderLimit, Page, SortDir
 from schemas.requests import QueryParam, RequestModel
+from storage import vault
 from storage.pagination import older_page, sort_order
 from storage.tables.content import ContentItem, ContentItemLabel
 from storage.tables.integrations import Integration
@@ -239,7 +240,8 @@ async def update_tiktok_privacy(call: Call, req: sc.UpdateTikTokPrivacyRequest) 
 
     # The fresh, target-specific check, immediately before the write: never a cached or stale choice.
     account = Account(integration_id=integration.id, platform=integration.platform, status=integration.status,
-                      provider_account_id=integration.provider_account_id, credentials=integration.credentials,
+                      provider_account_id=integration.provider_account_id,
+                      credentials=vault.open_credentials(call.rt.settings, integration.credentials),
                       state=dict(integration.provider_state or {}))
     try:
         options = await call.rt.provider(integration.provider).dynamic_options(

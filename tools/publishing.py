@@ -39,6 +39,7 @@ from providers.base import Account, PostRequest, PostResult, ProviderError
 from schemas.ids import new_id
 from schemas.platforms import BY_KEY
 from schemas.textcount import compose_text
+from storage import vault
 from storage.tables.brands import Brand
 from storage.tables.content import ContentItem
 from storage.tables.integrations import Integration
@@ -53,7 +54,7 @@ from storage.tables.publishing import (
 from storage.types import UTCDateTime
 from tools import notify
 from tools.media_items import asset_url
-from tools.redaction import GENERIC_FAILURE, SAFE_FAILURES
+from tools.redaction import ADAPTER_MARK, FAILURE_MAX, GENERIC_FAILURE, SAFE_FAILURES, adapter_reason
 from tools.runtime import Runtime
 
 log = logging.getLogger("socialpub.publishing")
@@ -314,7 +315,8 @@ async def _prepare(s: AsyncSession, rt: Runtime, target: PublishTarget, schedule
                        target.idempotency_token)
     account = Account(integration_id=integration.id, platform=integration.platform, status=integration.status,
                       provider_account_id=integration.provider_account_id,
-                      credentials=dict(integration.credentials or {}), state=dict(integration.provider_state or {}))
+                      credentials=vault.open_credentials(rt.settings, integration.credentials) or {},
+                      state=dict(integration.provider_state or {}))
     return _Attempt(provider, account, post, recover=target.state == "attempting" or target.attempts > 0)
 
 
@@ -364,6 +366,8 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
     # 3. Settle, only while this worker still holds the lease.
     async with rt.db.session(write=True) as s:
         now = rt.clock.now()
+        if attempt.account.credentials_changed:  # rotated during the call: the old ones may no longer work
+            await _store_credentials(s, rt, now, attempt.account)
         target, schedule = await _locked_target(s, target_id)
         if target is None or schedule is None or schedule.lease_owner != owner or target.state != "attempting":
             log.warning("target %s: lease lost before settling; the new holder recovers it", target_id)
@@ -375,17 +379,30 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
             if integration is not None and integration.status == "connected":
                 integration.status, integration.updated_at = "needs_reauth", now
                 await notify.integration_status_changed(s, now, integration, "connected")
-            await _settle_final(s, now, target, schedule, "action_required", FAILURE_TEXT["reauth_required"],
+            await _settle_final(s, now, target, schedule, "action_required", _reason(error, error.kind),
                                 None, error_kind=error.kind)
         elif error is not None and error.retryable and target.attempts < MAX_ATTEMPTS:
             target.state, target.error_kind, target.updated_at = "retry_wait", error.kind, now
             target.next_attempt_at = now + backoff(target.attempts, error.retry_after)
         else:
             kind = error.kind if error is not None else "transient"
-            await _settle_final(s, now, target, schedule, "failed",
-                                FAILURE_TEXT.get(kind, GENERIC_FAILURE), None, error_kind=kind)
+            await _settle_final(s, now, target, schedule, "failed", _reason(error, kind), None, error_kind=kind)
         # The run's last settlement finishes it in the same transaction (one commit fewer per Schedule).
         return await _finish_if_final(s, now, schedule)
+
+
+def _reason(error: ProviderError | None, kind: str) -> str:
+    """The adapter's own safe sentence when it wrote one, else the fixed text of the kind."""
+    if error is not None and error.safe_reason:
+        return (ADAPTER_MARK + error.safe_reason)[:FAILURE_MAX]
+    return FAILURE_TEXT.get(kind, GENERIC_FAILURE)
+
+
+async def _store_credentials(s: AsyncSession, rt: Runtime, now: datetime, account: Account) -> None:
+    integration = await s.get(Integration, account.integration_id)
+    if integration is not None and isinstance(account.credentials, dict) and account.credentials:
+        integration.credentials = vault.seal(rt.settings, account.credentials)
+        integration.updated_at = now
 
 
 async def _settle_final(s: AsyncSession, now: datetime, target: PublishTarget, schedule: Schedule, state: str,
@@ -424,7 +441,7 @@ async def _notify_outcome(s: AsyncSession, now: datetime, target: PublishTarget,
                             f"“{name}” was published to {where}.")
     else:
         await notify.notify(s, now, brand, "post_failed", "post_failed", f"Post failed on {platform}",
-                            f"“{name}” could not be published to {where}. {reason or ''}")
+                            f"“{name}” could not be published to {where}. {adapter_reason(reason) or reason or ''}")
 
 
 # --- the end of a pass ------------------------------------------------------------------------------------

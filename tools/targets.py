@@ -31,7 +31,9 @@ from schemas.platform_settings import PinterestSettings, TikTokSettings
 from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
 from schemas.platforms import PLATFORM_KEYS, PLATFORMS, Platform, public_platforms
 from schemas.requests import PathParam, RequestModel
+from schemas.settings import Settings
 from schemas.time import iso, parse_timestamp
+from storage import vault
 from storage.pagination import older_page
 from storage.tables.integrations import Integration
 from tools import notify
@@ -311,11 +313,11 @@ def _credential_expired(i: Integration, now: datetime) -> bool:
         return True  # fail closed: an unreadable expiry cannot support a safe read
 
 
-def _account(i: Integration) -> Account:
+def _account(i: Integration, settings: Settings) -> Account:
     state = {k: v for k, v in (i.provider_state or {}).items() if k != LEASE_KEY}
     # Copies: an adapter must not be able to change what is stored by mutating what it was given.
     return Account(integration_id=i.id, platform=i.platform, status=i.status,
-                   provider_account_id=i.provider_account_id, credentials=copy.deepcopy(i.credentials),
+                   provider_account_id=i.provider_account_id, credentials=vault.open_credentials(settings, i.credentials),
                    state=copy.deepcopy(state))
 
 
@@ -444,7 +446,7 @@ async def get_target_dynamic_options(call: Call, req: IntegrationPath) -> dict[s
                        issue_code="CREDENTIAL_REFRESH_REQUIRED",
                        guidance="Call refresh_target_dynamic_options (POST, integrations:write) to refresh the "
                                 "credential and read the choices.")
-    provider, account = _provider(call, i), _account(i)
+    provider, account = _provider(call, i), _account(i, call.rt.settings)
     await _end_transaction(call)
     result = await _ask(provider, account, kind, refresh=False, i=i)
     if result.new_credentials is not None or result.new_status is not None:
@@ -463,7 +465,7 @@ async def refresh_target_dynamic_options(call: Call, req: IntegrationPath) -> di
     remaining = _lease_remaining(i, call.now)
     if remaining is not None:
         raise _refresh_in_progress(i, remaining)
-    provider, account = _provider(call, i), _account(i)
+    provider, account = _provider(call, i), _account(i, call.rt.settings)
 
     # 1. take the lease (committed at once, so the lock is not held during the provider call)
     lease = {"holder": call.request_id, "expires_at": iso(call.now + timedelta(seconds=LEASE_SECONDS))}
@@ -501,7 +503,7 @@ async def refresh_target_dynamic_options(call: Call, req: IntegrationPath) -> di
     if result.new_credentials is not None:
         if not isinstance(result.new_credentials, dict) or not result.new_credentials:
             raise _malformed(i, keep_changes=True)
-        i.credentials = copy.deepcopy(result.new_credentials)
+        i.credentials = vault.seal(call.rt.settings, copy.deepcopy(result.new_credentials))
     if result.new_status is not None and result.new_status != i.status:
         if result.new_status not in INTEGRATION_STATUSES:
             raise _malformed(i, keep_changes=True)
