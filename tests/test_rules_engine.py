@@ -47,6 +47,7 @@ GOOD: dict[str, dict[str, Any]] = {
     "linkedin": {"settings": {"post_type": "LI_TEXT"}},
     "x": {"settings": {}},
     "bluesky": {"settings": {}},
+    "mastodon": {"settings": {}},
     "telegram": {"settings": {}},
     "discord": {"settings": {}},
     "tumblr": {"settings": {}},
@@ -254,6 +255,15 @@ CASES: list[tuple[str, str, dict[str, Any], str, str, str, str]] = [
      "MEDIA_NOT_READY", "$.x_settings.thread_parts[0].media_ids[0]", "read_media_again", "blocker"),
     ("x", "video over 140 s", {"settings": {"media_ids": [V1]}, "media": [video(V1, 1280, 720, duration=141)]},
      "MEDIA_DURATION_TOO_LONG", "$.x_settings.media_ids[0]", "replace_media", "blocker"),
+    # Mastodon
+    ("mastodon", "501 characters", {"copy": {"caption": "a" * 501}},
+     "CAPTION_TOO_LONG", "$.single_copy.caption", "shorten_text", "blocker"),
+    ("mastodon", "two videos", {"settings": {"media_ids": [V1, V2]}, "media": [video(V1), video(V2)]},
+     "MEDIA_TOO_MANY", "$.mastodon_settings.media_ids", "remove_media", "blocker"),
+    ("mastodon", "video over 99 MB", {"settings": {"media_ids": [V1]}, "media": [video(V1, size=100 * MB)]},
+     "MEDIA_FILE_TOO_LARGE", "$.mastodon_settings.media_ids[0]", "replace_media", "blocker"),
+    ("mastodon", "thread part over 500", {"settings": {"thread_parts": [{"text": "ok"}, {"text": "a" * 501}]}},
+     "THREAD_PART_TOO_LONG", "$.mastodon_settings.thread_parts[1].text", "shorten_text", "blocker"),
     # Bluesky
     ("bluesky", "301 graphemes", {"copy": {"caption": "👨\u200d👩\u200d👧" * 301}},
      "CAPTION_TOO_LONG", "$.single_copy.caption", "shorten_text", "blocker"),

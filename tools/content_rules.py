@@ -28,7 +28,7 @@ from tools.links import link
 
 COPY_FIELDS = ("copy_mode", "single_copy", "platform_copy")
 PLATFORM_OF_SETTINGS = {p.settings_key: p.key for p in PLATFORMS if p.settings_key}
-THREAD_SETTINGS = ("x_settings", "bluesky_settings", "threads_settings")
+THREAD_SETTINGS = ("x_settings", "bluesky_settings", "mastodon_settings", "threads_settings")
 
 
 @dataclass
