@@ -23,7 +23,7 @@ import anyio
 import httpx
 
 from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
-from providers.http import call, download, file_name, json_body, new_client
+from providers.http import DEFAULT_TIMEOUT, call, download, file_name, json_body, new_client
 from providers.oauth import refresh_token
 from schemas.time import iso, parse_timestamp
 
@@ -71,8 +71,8 @@ def _token(account: Account) -> str:
     return token
 
 
-def _client(instance: str, token: str) -> httpx.AsyncClient:
-    return new_client(instance, headers={"Authorization": f"Bearer {token}"})
+def _client(instance: str, token: str, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> httpx.AsyncClient:
+    return new_client(instance, headers={"Authorization": f"Bearer {token}"}, timeout=timeout)
 
 
 async def verify(instance: str, token: str) -> Connection:
@@ -102,8 +102,8 @@ async def verify(instance: str, token: str) -> Connection:
 class MastodonProvider:
     name = "mastodon"
 
-    def __init__(self, *, poll_seconds: float = MEDIA_POLL_SECONDS) -> None:
-        self.poll_seconds = poll_seconds
+    def __init__(self, *, poll_seconds: float = MEDIA_POLL_SECONDS, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> None:
+        self.poll_seconds, self.timeout = poll_seconds, timeout
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("rejected", f"Mastodon has no dynamic options ({kind})")
@@ -139,7 +139,7 @@ class MastodonProvider:
         common: dict[str, Any] = {"visibility": settings.get("visibility") or "public"}
         if settings.get("language"):
             common["language"] = settings["language"]
-        async with _client(instance_of(account), _token(account)) as client:
+        async with _client(instance_of(account), _token(account), self.timeout) as client:
             media_ids = [await self._upload(client, m, i) for i, m in enumerate(post.media)]
             body: dict[str, Any] = {**common, "status": post.text, "media_ids": media_ids,
                                     "sensitive": bool(settings.get("sensitive"))}

@@ -17,7 +17,7 @@ from authlib.common.security import generate_token
 from authlib.integrations.base_client.errors import OAuthError
 
 from providers.base import ProviderError
-from providers.http import DEFAULT_TIMEOUT, USER_AGENT
+from providers.http import USER_AGENT
 
 
 def new_verifier() -> str:
@@ -30,7 +30,7 @@ def _client(client_id: str, client_secret: str | None, *, redirect_uri: str | No
     from authlib.integrations.httpx_client import AsyncOAuth2Client
 
     client = AsyncOAuth2Client(client_id=client_id, client_secret=client_secret or None, redirect_uri=redirect_uri,
-                               scope=scope, code_challenge_method="S256", timeout=DEFAULT_TIMEOUT,
+                               scope=scope, code_challenge_method="S256", timeout=30.0,
                                headers={"User-Agent": USER_AGENT},
                                token_endpoint_auth_method="client_secret_post" if client_secret else "none")
     for hook in ("access_token_response", "refresh_token_response"):
