@@ -199,7 +199,7 @@ async def test_oauth_connect_state_is_single_use_matched_and_expires(env, mastod
 
 # --- token lifecycle --------------------------------------------------------------------------------------
 
-async def test_refused_refresh_marks_expired_notifies_and_targets_offer_reconnect(env, mastodon_server) -> None:  # noqa: F811,E501
+async def test_refused_refresh_marks_expired_notifies_and_targets_offer_reconnect(env, mastodon_server) -> None:  # noqa: F811
     _allow_local(env)
     flow = await Flow(env).setup()
     i = await networks.connect(env.rt, flow.brand.id, "mastodon",
@@ -225,7 +225,7 @@ async def test_refused_refresh_marks_expired_notifies_and_targets_offer_reconnec
 
 # --- end to end through the worker subprocess -------------------------------------------------------------
 
-async def test_draft_preflight_schedule_worker_subprocess_publishes_for_real(env, mastodon_server, caplog) -> None:  # noqa: F811,E501
+async def test_draft_preflight_schedule_worker_subprocess_publishes_for_real(env, mastodon_server, caplog) -> None:  # noqa: F811
     caplog.set_level(logging.DEBUG)
     _allow_local(env)
     flow = await Flow(env).setup()
@@ -254,4 +254,4 @@ async def test_draft_preflight_schedule_worker_subprocess_publishes_for_real(env
     status = status_of(mastodon_server, pub["publish_id"])  # the post exists on the instance
     assert "Spring roast" in status["content"]
     assert any(h.get("permalink_url") == status["url"] for h in out["history"]["items"]), out["history"]
-    assert_no_secrets(flow.bodies + [done.stdout, done.stderr, caplog.text], [MASTODON_TOKEN])
+    assert_no_secrets([*flow.bodies, done.stdout, done.stderr, caplog.text], [MASTODON_TOKEN])
