@@ -186,7 +186,7 @@ async def test_connect_verifies_before_saving_and_refuses_bad_credentials(env) -
         mock.get(DISCORD_WEBHOOK).respond(404, json={"message": "Unknown Webhook", "code": 10015})
         with pytest.raises(networks.ConnectError, match="refused the credentials"):
             await networks.connect(env.rt, flow.brand.id, "discord", {"webhook_url": DISCORD_WEBHOOK})
-    with pytest.raises(networks.ConnectError, match="must be an https://discord.com"):
+    with pytest.raises(networks.ConnectError, match=r"must be an https://discord\.com"):
         await networks.connect(env.rt, flow.brand.id, "discord",
                                {"webhook_url": "http://169.254.169.254/api/webhooks/1/x"})
     assert await _count(env, "telegram") == await _count(env, "discord") == 0

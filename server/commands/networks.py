@@ -103,10 +103,11 @@ async def cmd_reconnect(args: argparse.Namespace, rt: Runtime) -> None:
         raise operator.OperatorError(f"no integration {args.integration_id}")
     try:
         if found.provider != "sandbox":
+            if found.platform == "mastodon" and args.instance is None:  # the account's own instance
+                args.instance = (found.provider_state or {}).get("instance")
             options = _options(args, found.platform)
             if found.platform == "mastodon" and "access_token" not in options:
-                flow = await oauth.start(rt, found.brand_id, "mastodon",
-                                         server=options.get("instance") or (found.provider_state or {}).get("instance"),
+                flow = await oauth.start(rt, found.brand_id, "mastodon", server=options["instance"],
                                          integration_id=found.id)
                 emit(args, {"platform": "mastodon", "integration_id": found.id, **flow},
                      f"Open this URL to authorise socialpub again (valid until {flow['expires_at']}, once):\n"
