@@ -603,3 +603,18 @@ def test_issues_per_target_are_bounded() -> None:
     r = evaluate(facts("tiktok", settings=settings, media=[image(m, ct="image/png", size=30 * MB) for m in ids]))
     t = r.targets[0]
     assert len(t.issues) == 50 and t.issues_omitted > 0 and not t.can_schedule
+
+
+def test_an_accounts_own_text_limit_replaces_the_registry_default() -> None:
+    """A Mastodon instance's max_characters (read at connect time) is the limit for its account."""
+    def facts_with(limit: int | None, text: str, parts: list[str] = ()) -> PreflightFacts:
+        f = facts("mastodon", copy={"caption": text, "hashtags": [], "title": None},
+                  settings={"thread_parts": [{"text": p} for p in parts]} if parts else {})
+        integ = f.integrations[IID].model_copy(update={"text_max": limit})
+        return f.model_copy(update={"integrations": {IID: integ}})
+
+    assert evaluate(facts_with(1000, "a" * 900)).can_schedule
+    assert not evaluate(facts_with(None, "a" * 900)).can_schedule  # the registry's 500
+    small = evaluate(facts_with(300, "a" * 301, ["b" * 301]))
+    assert {i.code for i in small.blockers} == {"CAPTION_TOO_LONG", "THREAD_PART_TOO_LONG"}
+    assert "allows 300" in str([i.message for i in small.blockers])
