@@ -134,3 +134,34 @@ def test_cli_connect_disconnect_reconnect_mastodon(tmp_path, mastodon_server) ->
     stray = cli(tmp_path, "integrations", "connect", "--brand", brand, "--platform", "telegram", "--instance", "x",
                 ok=False)
     assert stray.returncode == 2 and "--instance does not apply" in stray.stderr
+
+
+@pytest.mark.anyio
+async def test_rotate_in_process_on_each_backend(env) -> None:
+    """secrets.rotate over stored rows (SQLite and PostgreSQL): legacy plaintext sealed, sealed rows and OAuth
+    app secrets moved to the newest key; afterwards the old key is not needed."""
+    from storage.tables.integrations import Integration
+    from storage.tables.networks import OAuthApp
+    from tools.networks import secrets
+
+    old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    env.rt.settings.secret_keys = (old,)
+    ws = await env.workspace()
+    brand = await env.brand(ws)
+    legacy = await env.integration(brand, "x")  # written without settings: plaintext, as before the vault
+    sealed = await env.integration(brand, "threads", settings=env.rt.settings)
+    assert not vault.is_sealed(legacy.credentials) and vault.is_sealed(sealed.credentials)
+    async with env.db.session(write=True) as s:
+        s.add(OAuthApp(id="oap_1", platform="mastodon", server="https://m.example", client_id="c",
+                       client_secret=vault.seal_text(env.rt.settings, "app-secret"), redirect_uri="http://x/cb",
+                       created_at=env.clock.now(), updated_at=env.clock.now()))
+    env.rt.settings.secret_keys = (new, old)
+    counts = await secrets.rotate(env.rt)
+    assert counts == {"credentials": 1, "legacy_sealed": 1, "oauth_apps": 1, "oauth_states": 0}
+    env.rt.settings.secret_keys = (new,)
+    async with env.db.session(write=False) as s:
+        for i in (legacy, sealed):
+            row = await s.get(Integration, i.id)
+            assert vault.open_credentials(env.rt.settings, row.credentials)["access_token"].startswith("sbx_token_")
+        app = await s.get(OAuthApp, "oap_1")
+    assert vault.open_text(env.rt.settings, app.client_secret) == "app-secret"
