@@ -1,13 +1,19 @@
-"""Adapters to social networks behind one small interface. `sandbox` is local and deterministic."""
+"""Adapters to social networks behind one small interface. `sandbox` is local and deterministic; the others
+talk to real networks (their base URLs come from each account: a Mastodon instance, the Telegram Bot API base
+stored at connect time, a Discord webhook URL)."""
 
 from __future__ import annotations
 
 from providers.base import Account, Options, PostRequest, PostResult, Provider, ProviderError
+from providers.discord import DiscordProvider
+from providers.mastodon import MastodonProvider
 from providers.sandbox import SandboxProvider
+from providers.telegram import TelegramProvider
 
 __all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "ProviderError", "SandboxProvider",
            "default_providers"]
 
 
 def default_providers() -> dict[str, Provider]:
-    return {"sandbox": SandboxProvider()}
+    return {"sandbox": SandboxProvider(), "mastodon": MastodonProvider(), "telegram": TelegramProvider(),
+            "discord": DiscordProvider()}

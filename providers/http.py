@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import email.utils
 import functools
+import logging
 import ssl
 import time
 from collections.abc import Callable
@@ -20,6 +21,23 @@ import certifi
 import httpx
 
 from providers.base import ProviderError
+
+MEDIA_MAX_BYTES = 200 * 1024 * 1024  # largest file an adapter downloads to upload (above every network's cap)
+
+
+class _HideRequestPaths(logging.Filter):
+    """httpx logs every request URL at INFO; some networks put the credential in the path (Telegram's
+    `/bot<token>/`, Discord's `/webhooks/<id>/<token>`), so only scheme and host reach the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and len(record.args) >= 2:
+            url = record.args[1]
+            if isinstance(url, httpx.URL):
+                record.args = (record.args[0], f"{url.scheme}://{url.host}/…", *record.args[2:])
+        return True
+
+
+logging.getLogger("httpx").addFilter(_HideRequestPaths())
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 USER_AGENT = "socialpub (+https://github.com/socialpub)"
@@ -114,3 +132,32 @@ def json_body(response: httpx.Response, network: str) -> Any:
     except ValueError:
         raise ProviderError("malformed", f"{network} answered {response.status_code} with a body that is not JSON "
                                          f"to {response.request.url.path}") from None
+
+
+async def download(url: str, network: str, *, max_bytes: int = MEDIA_MAX_BYTES) -> bytes:
+    """A media file of the post (served by this service's media URL) to upload to the network. A file that
+    cannot be read is transient (the media service may be restarting); one over `max_bytes` is rejected."""
+    async with new_client() as client:
+        try:
+            async with client.stream("GET", url) as response:
+                if not response.is_success:
+                    raise ProviderError("transient", f"media download for {network} answered {response.status_code}")
+                chunks, size = [], 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise ProviderError("rejected", f"media for {network} is over {max_bytes} bytes",
+                                            safe_reason=f"{network} refused the post: a media file is too large.")
+                    chunks.append(chunk)
+                return b"".join(chunks)
+        except httpx.TimeoutException:
+            raise ProviderError("transient", f"media download for {network} timed out") from None
+        except httpx.TransportError as exc:
+            raise ProviderError("transient", f"media download for {network} failed ({type(exc).__name__})") from None
+
+
+def file_name(media: dict[str, Any], index: int) -> str:
+    """A plain file name for an upload: `file0.jpg` (networks want an extension they recognise)."""
+    subtype = str(media.get("content_type") or "application/octet-stream").split("/")[-1].split(";")[0]
+    ext = {"jpeg": "jpg", "quicktime": "mov", "octet-stream": "bin"}.get(subtype, subtype)
+    return f"file{index}.{ext if ext.isalnum() else 'bin'}"

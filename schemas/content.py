@@ -20,6 +20,7 @@ from schemas.platform_settings import (
     SETTINGS_MODELS,
     BlueskySettings,
     BlueskyThreadPart,
+    MastodonSettings,
     Settings,
     ThreadsSettings,
     ThreadsThreadPart,
@@ -257,13 +258,17 @@ class BlueskySettingsOut(BlueskySettings):
     thread_parts: list[BlueskyThreadPart] = only_when_set("Present only for an item that has a thread.")
 
 
+class MastodonSettingsOut(MastodonSettings):
+    thread_parts: list[XThreadPart] = only_when_set("Present only for an item that has a thread.")
+
+
 class ThreadsSettingsOut(ThreadsSettings):
     thread_parts: list[ThreadsThreadPart] = only_when_set("Present only for an item that has a thread.")
 
 
 SETTINGS_OUT: dict[str, type[Settings]] = {
     **SETTINGS_BY_KEY, "x_settings": XSettingsOut, "bluesky_settings": BlueskySettingsOut,
-    "threads_settings": ThreadsSettingsOut,
+    "threads_settings": ThreadsSettingsOut, "mastodon_settings": MastodonSettingsOut,
 }
 _SETTINGS_OUT_FIELDS: dict[str, Any] = {
     **{k: (SETTINGS_OUT[k] | None, Field(description="Always present; null when the platform is not set."))

@@ -110,6 +110,17 @@ class BlueskySettings(Settings):
     thread_parts: Annotated[list[BlueskyThreadPart], Field(max_length=24)] | None = None
 
 
+class MastodonSettings(Settings):
+    media_ids: media_list(4, "Up to 4 images, or one video.") = []  # type: ignore[valid-type]
+    post_type: post_types("mastodon") = "MA_POST"  # type: ignore[valid-type]
+    visibility: Literal["public", "unlisted", "private", "direct"] = "public"
+    spoiler_text: Annotated[str, Field(max_length=500, description="Content warning shown before the text.")] | None \
+        = None
+    sensitive: bool = False
+    language: Annotated[str, Field(pattern=r"^[a-z]{2}$", description="ISO 639-1 code of the text.")] | None = None
+    thread_parts: Annotated[list[XThreadPart], Field(max_length=24)] | None = None
+
+
 class TelegramSettings(Settings):
     media_ids: media_list(10) = []  # type: ignore[valid-type]
     post_type: post_types("telegram") = "TG_TEXT"  # type: ignore[valid-type]
@@ -161,7 +172,7 @@ class ThreadsSettings(Settings):
 SETTINGS_MODELS: dict[str, type[Settings]] = {
     "instagram": InstagramSettings, "tiktok": TikTokSettings, "facebook": FacebookSettings,
     "youtube": YouTubeSettings, "linkedin": LinkedInSettings, "x": XSettings, "bluesky": BlueskySettings,
-    "telegram": TelegramSettings, "discord": DiscordSettings, "tumblr": TumblrSettings,
+    "mastodon": MastodonSettings, "telegram": TelegramSettings, "discord": DiscordSettings, "tumblr": TumblrSettings,
     "pinterest": PinterestSettings, "threads": ThreadsSettings,
 }
 assert set(SETTINGS_MODELS) == {p.key for p in BY_KEY.values() if p.settings_key}

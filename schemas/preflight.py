@@ -75,6 +75,9 @@ class IntegrationFacts(_Facts):
     platform: str
     status: str  # connected | expired | needs_reauth | disconnected | ...
     display_name: str | None = None
+    # The account's own text limit where the network sets it per account (a Mastodon instance's
+    # configuration.statuses.max_characters, read at connect time); None: the registry's limit.
+    text_max: int | None = None
 
 
 class MediaFacts(_Facts):

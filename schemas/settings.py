@@ -29,6 +29,11 @@ class Settings(BaseModel):
     # Key for server-signed capabilities (upload links, list cursors). Unset: a random key is created once
     # in `{home}/signing.key`; replicas that do not share `home` must all set the same value.
     signing_secret: str | None = None
+    # Keys of the credentials vault (storage/vault.py), newest first: the first encrypts, all decrypt. Unset: one
+    # key is created once in `{home}/vault.keys`; replicas that do not share `home` must all set the same value.
+    secret_keys: tuple[str, ...] = ()
+    # Telegram Bot API base (a local Bot API server or a proxy); stored on each account at connect time.
+    telegram_api_url: str = "https://api.telegram.org"
     api_key: str | None = None  # stdio MCP and single-user local HTTP MCP
     # Host names MCP over HTTP accepts besides loopback (DNS rebinding protection), e.g. mcp.example.com.
     allowed_hosts: tuple[str, ...] = ()
@@ -66,6 +71,10 @@ class Settings(BaseModel):
                 h.strip().lower() for h in env["SOCIALPUB_FETCH_ALLOW_HOSTS"].split(",") if h.strip())
         if env.get("SOCIALPUB_SIGNING_SECRET"):
             values["signing_secret"] = env["SOCIALPUB_SIGNING_SECRET"]
+        if env.get("SOCIALPUB_SECRET_KEYS"):
+            values["secret_keys"] = tuple(k.strip() for k in env["SOCIALPUB_SECRET_KEYS"].split(",") if k.strip())
+        if env.get("SOCIALPUB_TELEGRAM_API_URL"):
+            values["telegram_api_url"] = env["SOCIALPUB_TELEGRAM_API_URL"].rstrip("/")
         if env.get("SOCIALPUB_UPGRADE_URL"):
             values["upgrade_url"] = env["SOCIALPUB_UPGRADE_URL"]
         if env.get("SOCIALPUB_ALLOWED_HOSTS"):

@@ -28,6 +28,7 @@ from tools.media import items as media_items
 from tools.media import processing as media_processing
 from tools.media import repair as media_repair
 from tools.media import routes as media
+from tools.networks import tokens as network_tokens
 from tools.notifications import routes as notifications
 from tools.publishing import queues, runs
 from tools.publishing import worker as publishing
@@ -74,6 +75,8 @@ AREAS: tuple[Area, ...] = (
     Area("autopilot", endpoints=tuple(autopilot.ENDPOINTS)),
     Area("community", endpoints=tuple(community.ENDPOINTS), demo_seeders=(community.seed_demo,)),
     Area("admin", endpoints=tuple(admin.ENDPOINTS), jobs={**admin_scan.JOBS, **admin_pipeline.JOBS}),
+    # Operator-side connects have no endpoint (never an agent tool); the area runs the token-refresh tick.
+    Area("networks", ticks=tuple(network_tokens.TICKS)),
 )
 
 

@@ -30,6 +30,7 @@ from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
 from schemas.platforms import PLATFORM_KEYS, PLATFORMS, Platform, public_platforms
 from schemas.targets import BrandPath, IntegrationPath, ListIntegrationsRequest
 from schemas.time import iso, parse_timestamp
+from storage import vault
 from storage.pagination import older_page
 from storage.tables.integrations import Integration
 from tools.endpoint import Call, Endpoint, Reply
@@ -418,7 +419,7 @@ async def get_target_dynamic_options(call: Call, req: IntegrationPath) -> dict[s
                        issue_code="CREDENTIAL_REFRESH_REQUIRED",
                        guidance="Call refresh_target_dynamic_options (POST, integrations:write) to refresh the "
                                 "credential and read the choices.")
-    provider, account = _provider(call, i), account_of(i)
+    provider, account = _provider(call, i), account_of(i, call.rt.settings)
     await _end_transaction(call)
     result = await _ask(provider, account, kind, refresh=False, i=i)
     if result.new_credentials is not None or result.new_status is not None:
@@ -437,7 +438,7 @@ async def refresh_target_dynamic_options(call: Call, req: IntegrationPath) -> di
     remaining = _lease_remaining(i, call.now)
     if remaining is not None:
         raise _refresh_in_progress(i, remaining)
-    provider, account = _provider(call, i), account_of(i)
+    provider, account = _provider(call, i), account_of(i, call.rt.settings)
 
     # 1. take the lease (committed at once, so the lock is not held during the provider call)
     lease = {"holder": call.request_id, "expires_at": iso(call.now + timedelta(seconds=LEASE_SECONDS))}
@@ -475,7 +476,7 @@ async def refresh_target_dynamic_options(call: Call, req: IntegrationPath) -> di
     if result.new_credentials is not None:
         if not isinstance(result.new_credentials, dict) or not result.new_credentials:
             raise _malformed(i, keep_changes=True)
-        i.credentials = copy.deepcopy(result.new_credentials)
+        i.credentials = vault.seal(call.rt.settings, copy.deepcopy(result.new_credentials))
     if result.new_status is not None and result.new_status != i.status:
         if result.new_status not in INTEGRATION_STATUSES:
             raise _malformed(i, keep_changes=True)

@@ -17,10 +17,10 @@ from schemas.platforms.rules import PlatformRules
 
 # Version tag of the validation policy (date and sequence). Bump it whenever any rule changes: preflight
 # reports it, repair options are issued under it (`policy_version`) and the capabilities ETag changes with it.
-VALIDATION_VERSION = "2026-11-22.3"
+VALIDATION_VERSION = "2026-11-23.1"
 # Fingerprint of the rules data that VALIDATION_VERSION describes. A test recomputes it: when the rules
 # change, bump VALIDATION_VERSION and record the new fingerprint here (the test prints it).
-RULES_FINGERPRINT = "sha256:2b63e486dfb4fdab50697bc6ad4c35dad71eb21ff5350ff6c938f69d17a525cb"
+RULES_FINGERPRINT = "sha256:ea488d54e8b1bd7275c045611e1debf5027443d7df616a792aa44c58a1ab9c38"
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ PLATFORMS: tuple[Platform, ...] = (
              main_settings=True, account_modes=("personal", "organization")),
     Platform("x", "X", "x_settings", ("X_POST",), "X_POST"),
     Platform("bluesky", "Bluesky", "bluesky_settings", ("BS_TEXT", "BS_IMAGE", "BS_VIDEO"), "BS_TEXT"),
+    Platform("mastodon", "Mastodon", "mastodon_settings", ("MA_POST",), "MA_POST"),
     Platform("telegram", "Telegram", "telegram_settings", ("TG_TEXT", "TG_PHOTO", "TG_VIDEO", "TG_ALBUM"), "TG_TEXT",
              account_modes=("channel", "group")),
     Platform("discord", "Discord", "discord_settings", ("DC_MESSAGE", "DC_ANNOUNCEMENT"), "DC_MESSAGE",

@@ -274,6 +274,36 @@ BLUESKY = PlatformRules(
     ),
 )
 
+# --- Mastodon (REST API; per instance) --------------------------------------------------------------------
+MA_STATUSES = "https://docs.joinmastodon.org/methods/statuses/#create"
+MA_MEDIA = "https://docs.joinmastodon.org/methods/media/#v2"
+MA_INSTANCE = "https://docs.joinmastodon.org/entities/Instance/#statuses-max_characters"
+_ma_image = MediaSpec("image", MA_INSTANCE, ("image/jpeg", "image/png", "image/gif", "image/webp"),
+                      max_size=16 * MB, note="configuration.media_attachments.image_size_limit: 16 MB on a "
+                                            "default instance; an instance may set less.")
+_ma_video = MediaSpec("video", MA_INSTANCE, ("video/mp4", "video/quicktime", "video/webm"), max_size=99 * MB,
+                      note="configuration.media_attachments.video_size_limit: 99 MB on a default instance.")
+MASTODON = PlatformRules(
+    post_types=(
+        PostTypeRules("MA_POST", "Status: text with up to 4 images, or one video.", MA_STATUSES, max_media=4,
+                      kinds=("image", "video"), max_videos=1, image=_ma_image, video=_ma_video),
+    ),
+    text=(TextLimit("caption", 500, "characters", MA_INSTANCE,
+                    note="configuration.statuses.max_characters: 500 on a default instance (read per instance at "
+                         "connect time); Mastodon counts each link as 23, this count is the stricter plain one."),),
+    thread=ThreadRules(24, TextLimit("thread_part", 500, "characters", MA_INSTANCE), SPEC + "Limits (X / Bluesky "
+                       "thread)", part_media=PostTypeRules("MA_THREAD_PART", "Thread part: up to 4 images or one "
+                                                           "video.", MA_STATUSES, max_media=4,
+                                                           kinds=("image", "video"), max_videos=1, image=_ma_image,
+                                                           video=_ma_video)),
+    guidance=(
+        "A status is up to 500 characters on a default instance (the account's instance may allow more or less); "
+        "split longer text into mastodon_settings.thread_parts (up to 24 replies).",
+        "Up to 4 images or one video per status; spoiler_text is the content warning shown before the text.",
+        "visibility is public, unlisted, private (followers only) or direct.",
+    ),
+)
+
 # --- Telegram (Bot API) -----------------------------------------------------------------------------------
 TG_MESSAGE = "https://core.telegram.org/bots/api#sendmessage"
 TG_PHOTO = "https://core.telegram.org/bots/api#sendphoto"
@@ -427,7 +457,7 @@ GOOGLE_BUSINESS = PlatformRules(
 
 RULES: dict[str, PlatformRules] = {
     "instagram": INSTAGRAM, "tiktok": TIKTOK, "facebook": FACEBOOK, "youtube": YOUTUBE, "linkedin": LINKEDIN,
-    "x": X, "bluesky": BLUESKY, "telegram": TELEGRAM, "discord": DISCORD, "tumblr": TUMBLR,
+    "x": X, "bluesky": BLUESKY, "mastodon": MASTODON, "telegram": TELEGRAM, "discord": DISCORD, "tumblr": TUMBLR,
     "pinterest": PINTEREST, "threads": THREADS, "google_business": GOOGLE_BUSINESS,
 }
 

@@ -12,6 +12,7 @@ from storage.migrate import check_current, display_url, upgrade
 from storage.tables.accounts import Workspace
 from storage.tables.brands import Brand
 from tools.brands import older_brand
+from tools.networks import secrets as networks_secrets
 from tools.operator import actions as operator
 from tools.runtime import Runtime
 
@@ -61,6 +62,8 @@ async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
                 ws = await operator.create_workspace(session, now, args.workspace_name)
             obj = {"database": display_url(rt.db.url), "workspace": {"id": ws.id, "name": ws.name}}
             text = f"Database ready: {display_url(rt.db.url)}\nWorkspace {ws.name} ({ws.id})"
+    # Credentials stored in plaintext (by versions before the vault, or just seeded) are sealed now.
+    await networks_secrets.rotate(rt, legacy_only=True)
     emit(args, obj, text)
 
 
@@ -122,7 +125,7 @@ async def cmd_integrations_connect(args: argparse.Namespace, rt: Runtime) -> Non
             raise operator.OperatorError(f"no brand {args.brand}")
         integration = await operator.connect_integration(
             session, rt.clock.now(), brand, args.platform, display_name=args.display_name, username=args.username,
-            status=args.status)
+            status=args.status, settings=rt.settings)
     emit(args, integration_out(integration),
          f"Connected sandbox {integration.platform} account {integration.display_name} ({integration.id}), "
          f"status {integration.status}")

@@ -11,6 +11,6 @@ from types import ModuleType
 
 
 def modules() -> list[ModuleType]:
-    from server.mounts import bio, claim, mcp, media  # imported when the app is built: they import the server
+    from server.mounts import bio, claim, connect, mcp, media  # imported when the app is built: they import the server
 
-    return [bio, claim, mcp, media]
+    return [bio, claim, connect, mcp, media]

@@ -86,7 +86,7 @@ async def test_summary_fields(content: Content) -> None:
     assert item == {
         "id": created["id"], "brand_id": c.brand_id, "name": "Autumn launch",
         "caption_preview": "x" * 279 + "…", "copy_mode": "per_platform",
-        "platforms": ["instagram", "tiktok", "facebook", "youtube", "linkedin", "x", "bluesky", "telegram",
+        "platforms": ["instagram", "tiktok", "facebook", "youtube", "linkedin", "x", "bluesky", "mastodon", "telegram",
                       "discord", "tumblr", "pinterest", "threads", "google_business"],
         "media_ids": [m["img1"], m["img2"], m["vid"], m["img3"]],
         "intended_integration_ids": body["intended_integration_ids"], "label_ids": c.labels,

@@ -59,6 +59,9 @@ def settings_strategies(w: dict[str, Any]) -> dict[str, Any]:
             "media_ids": st.just(media), "alt_text": st.dictionaries(st.sampled_from(media), TEXT, max_size=2)
             if media else st.just({})}, optional={"thread_parts": st.none() | unique_subset(images, max_size=2).flatmap(
                 lambda pm: st.lists(bluesky_part(pm), min_size=1, max_size=2))})),
+        "mastodon_settings": st.fixed_dictionaries({}, optional={
+            "media_ids": unique_subset(images, max_size=2), "visibility": st.sampled_from(["public", "unlisted"]),
+            "spoiler_text": st.none() | TEXT, "thread_parts": st.none() | parts}),
         "telegram_settings": st.fixed_dictionaries({}, optional={"silent": st.booleans()}),
         "discord_settings": st.fixed_dictionaries({}, optional={"publish_to_followers": st.booleans()}),
         "tumblr_settings": st.fixed_dictionaries({}, optional={"tags": st.lists(WORDS, max_size=3, unique=True),

@@ -47,6 +47,7 @@ GOOD: dict[str, dict[str, Any]] = {
     "linkedin": {"settings": {"post_type": "LI_TEXT"}},
     "x": {"settings": {}},
     "bluesky": {"settings": {}},
+    "mastodon": {"settings": {}},
     "telegram": {"settings": {}},
     "discord": {"settings": {}},
     "tumblr": {"settings": {}},
@@ -254,6 +255,15 @@ CASES: list[tuple[str, str, dict[str, Any], str, str, str, str]] = [
      "MEDIA_NOT_READY", "$.x_settings.thread_parts[0].media_ids[0]", "read_media_again", "blocker"),
     ("x", "video over 140 s", {"settings": {"media_ids": [V1]}, "media": [video(V1, 1280, 720, duration=141)]},
      "MEDIA_DURATION_TOO_LONG", "$.x_settings.media_ids[0]", "replace_media", "blocker"),
+    # Mastodon
+    ("mastodon", "501 characters", {"copy": {"caption": "a" * 501}},
+     "CAPTION_TOO_LONG", "$.single_copy.caption", "shorten_text", "blocker"),
+    ("mastodon", "two videos", {"settings": {"media_ids": [V1, V2]}, "media": [video(V1), video(V2)]},
+     "MEDIA_TOO_MANY", "$.mastodon_settings.media_ids", "remove_media", "blocker"),
+    ("mastodon", "video over 99 MB", {"settings": {"media_ids": [V1]}, "media": [video(V1, size=100 * MB)]},
+     "MEDIA_FILE_TOO_LARGE", "$.mastodon_settings.media_ids[0]", "replace_media", "blocker"),
+    ("mastodon", "thread part over 500", {"settings": {"thread_parts": [{"text": "ok"}, {"text": "a" * 501}]}},
+     "THREAD_PART_TOO_LONG", "$.mastodon_settings.thread_parts[1].text", "shorten_text", "blocker"),
     # Bluesky
     ("bluesky", "301 graphemes", {"copy": {"caption": "👨\u200d👩\u200d👧" * 301}},
      "CAPTION_TOO_LONG", "$.single_copy.caption", "shorten_text", "blocker"),
@@ -593,3 +603,18 @@ def test_issues_per_target_are_bounded() -> None:
     r = evaluate(facts("tiktok", settings=settings, media=[image(m, ct="image/png", size=30 * MB) for m in ids]))
     t = r.targets[0]
     assert len(t.issues) == 50 and t.issues_omitted > 0 and not t.can_schedule
+
+
+def test_an_accounts_own_text_limit_replaces_the_registry_default() -> None:
+    """A Mastodon instance's max_characters (read at connect time) is the limit for its account."""
+    def facts_with(limit: int | None, text: str, parts: list[str] = ()) -> PreflightFacts:
+        f = facts("mastodon", copy={"caption": text, "hashtags": [], "title": None},
+                  settings={"thread_parts": [{"text": p} for p in parts]} if parts else {})
+        integ = f.integrations[IID].model_copy(update={"text_max": limit})
+        return f.model_copy(update={"integrations": {IID: integ}})
+
+    assert evaluate(facts_with(1000, "a" * 900)).can_schedule
+    assert not evaluate(facts_with(None, "a" * 900)).can_schedule  # the registry's 500
+    small = evaluate(facts_with(300, "a" * 301, ["b" * 301]))
+    assert {i.code for i in small.blockers} == {"CAPTION_TOO_LONG", "THREAD_PART_TOO_LONG"}
+    assert "allows 300" in str([i.message for i in small.blockers])

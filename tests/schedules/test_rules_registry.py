@@ -29,6 +29,7 @@ OFFICIAL = {
     "threads": ("developers.facebook.com",), "tiktok": ("developers.tiktok.com",),
     "youtube": ("developers.google.com", "support.google.com"), "linkedin": ("learn.microsoft.com",),
     "x": ("docs.x.com", "github.com/twitter/twitter-text"), "bluesky": ("github.com/bluesky-social", "bsky.social"),
+    "mastodon": ("docs.joinmastodon.org",),
     "telegram": ("core.telegram.org",), "discord": ("discord.com/developers",), "tumblr": ("www.tumblr.com/docs",),
     "pinterest": ("developers.pinterest.com", "help.pinterest.com"),
     "google_business": ("developers.google.com", "support.google.com"),

@@ -13,6 +13,7 @@ import pytest
 
 from providers.base import Options
 from providers.sandbox import DEFAULT_BOARDS, PRIVACY_LEVELS
+from storage import vault
 from storage.tables.integrations import Integration
 from tools import targets as targets_module
 
@@ -27,7 +28,9 @@ def url(brand_id: str, integration_id: str) -> str:
 
 async def stored(env, integration_id: str) -> dict:
     async with env.db.session(write=False) as s:
-        return (await s.get(Integration, integration_id)).model_dump()
+        row = (await s.get(Integration, integration_id)).model_dump()
+    # Stored sealed by the vault: what the adapter was given, decrypted.
+    return {**row, "credentials": vault.open_credentials(env.rt.settings, row["credentials"])}
 
 
 async def patch(env, integration_id: str, **fields) -> None:

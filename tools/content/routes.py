@@ -201,7 +201,7 @@ async def update_tiktok_privacy(call: Call, req: sc.UpdateTikTokPrivacyRequest) 
     await require_unused(call.session, call.brand_id, item.id, action="changed")
 
     # The fresh, target-specific check, immediately before the write: never a cached or stale choice.
-    account = account_of(integration)
+    account = account_of(integration, call.rt.settings)
     try:
         options = await call.rt.provider(integration.provider).dynamic_options(
             account, kind="creator_privacy_levels", refresh=False)

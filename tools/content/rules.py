@@ -27,7 +27,7 @@ from storage.tables.media import READY_STATUSES, Media
 from tools.links import link
 
 PLATFORM_OF_SETTINGS = {p.settings_key: p.key for p in PLATFORMS if p.settings_key}
-THREAD_SETTINGS = ("x_settings", "bluesky_settings", "threads_settings")
+THREAD_SETTINGS = ("x_settings", "bluesky_settings", "mastodon_settings", "threads_settings")
 
 
 @dataclass

@@ -19,6 +19,7 @@ from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
 from schemas.platforms import PLATFORMS
 from schemas.scopes import ALL_SCOPES, ROLES
 from schemas.scopes import BY_NAME as SCOPES_BY_NAME
+from storage import vault
 from storage.tables.accounts import ApiKey, User, Workspace
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
@@ -140,8 +141,10 @@ async def revoke_key(session: AsyncSession, now: datetime, key_id: str) -> ApiKe
 async def connect_integration(
     session: AsyncSession, now: datetime, brand: Brand, platform: str, *, display_name: str | None = None,
     username: str | None = None, status: str = "connected", provider_state: dict[str, Any] | None = None,
+    provider: str = "sandbox", connection: Any = None, settings: Any = None,
 ) -> Integration:
-    """Connect a sandbox account (the dashboard's OAuth flow, for the sandbox provider)."""
+    """Connect an account: a sandbox one, or (with `connection`, a verified providers.base.Connection) a real
+    one of `provider` (tools/networks). With `settings` the credentials are stored sealed (storage/vault.py)."""
     if platform not in PLATFORMS_BY_KEY:
         raise OperatorError(f"platform must be one of {', '.join(PLATFORMS_BY_KEY)}")
     if status not in INTEGRATION_STATUSES:
@@ -158,14 +161,32 @@ async def connect_integration(
                 if upgrades else "")
         raise PlanLimitExceeded(f"plan limit reached: {exc.message}{hint}", exc.details) from None
     label = PLATFORMS_BY_KEY[platform].display_name
+    if connection is not None:
+        integration = Integration(
+            id=new_id("int"), workspace_id=brand.workspace_id, brand_id=brand.id, platform=platform,
+            status="connected", display_name=(display_name or connection.display_name or connection.username
+                                              or f"{brand.name} on {label}")[:200],
+            username=(username or connection.username or "")[:200] or None,
+            avatar_url=(connection.avatar_url or None) and connection.avatar_url[:2000],
+            permissions={"publish": True, "read_insights": False}, provider=provider,
+            provider_account_id=connection.provider_account_id[:200],
+            credentials=vault.seal(settings, connection.credentials) if settings is not None
+            else connection.credentials,
+            provider_state=dict(connection.state), created_at=now, updated_at=now)
+        session.add(integration)
+        await session.flush()
+        return integration
     handle = username or f"{brand.name.lower().replace(' ', '')[:20]}_{platform}"
+    credentials = {"access_token": new_secret().replace("socialpub_live_", "sbx_token_"), "generation": 0}
+    if settings is not None:
+        credentials = vault.seal(settings, credentials)
     integration = Integration(
         id=new_id("int"), workspace_id=brand.workspace_id, brand_id=brand.id, platform=platform, status=status,
         display_name=display_name or f"{brand.name} on {label}", username=handle,
         avatar_url=f"https://sandbox.socialpub.invalid/avatars/{handle}.png",
         permissions={"publish": True, "read_insights": False}, provider="sandbox",
         provider_account_id=f"sbx-acct-{new_id('acc')}",
-        credentials={"access_token": new_secret().replace("socialpub_live_", "sbx_token_"), "generation": 0},
+        credentials=credentials,
         provider_state=provider_state or {}, created_at=now, updated_at=now,
     )
     session.add(integration)

@@ -39,6 +39,7 @@ from providers.base import Account, PostRequest, PostResult, ProviderError
 from schemas.ids import new_id
 from schemas.platforms import BY_KEY
 from schemas.textcount import compose_text
+from storage import vault
 from storage.tables.brands import Brand
 from storage.tables.content import ContentItem
 from storage.tables.integrations import Integration
@@ -55,7 +56,7 @@ from tools.media.items import asset_url
 from tools.notifications import notify
 from tools.runtime import Runtime
 from tools.services.accounts import account_of
-from tools.services.redaction import GENERIC_FAILURE, SAFE_FAILURES
+from tools.services.redaction import ADAPTER_MARK, FAILURE_MAX, GENERIC_FAILURE, SAFE_FAILURES, adapter_reason
 
 log = logging.getLogger("socialpub.publishing")
 
@@ -313,7 +314,7 @@ async def _prepare(s: AsyncSession, rt: Runtime, target: PublishTarget, schedule
         ids.extend(part.get("media_ids") or [])
     post = _build_post(item, integration, await _media_rows(s, schedule.brand_id, ids), rt,
                        target.idempotency_token)
-    account = account_of(integration)
+    account = account_of(integration, rt.settings)
     return _Attempt(provider, account, post, recover=target.state == "attempting" or target.attempts > 0)
 
 
@@ -363,6 +364,8 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
     # 3. Settle, only while this worker still holds the lease.
     async with rt.db.session(write=True) as s:
         now = rt.clock.now()
+        if attempt.account.credentials_changed:  # rotated during the call: the old ones may no longer work
+            await _store_credentials(s, rt, now, attempt.account)
         target, schedule = await _locked_target(s, target_id)
         if target is None or schedule is None or schedule.lease_owner != owner or target.state != "attempting":
             log.warning("target %s: lease lost before settling; the new holder recovers it", target_id)
@@ -374,17 +377,30 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
             if integration is not None and integration.status == "connected":
                 integration.status, integration.updated_at = "needs_reauth", now
                 await notify.integration_status_changed(s, now, integration, "connected")
-            await _settle_final(s, now, target, schedule, "action_required", FAILURE_TEXT["reauth_required"],
+            await _settle_final(s, now, target, schedule, "action_required", _reason(error, error.kind),
                                 None, error_kind=error.kind)
         elif error is not None and error.retryable and target.attempts < MAX_ATTEMPTS:
             target.state, target.error_kind, target.updated_at = "retry_wait", error.kind, now
             target.next_attempt_at = now + backoff(target.attempts, error.retry_after)
         else:
             kind = error.kind if error is not None else "transient"
-            await _settle_final(s, now, target, schedule, "failed",
-                                FAILURE_TEXT.get(kind, GENERIC_FAILURE), None, error_kind=kind)
+            await _settle_final(s, now, target, schedule, "failed", _reason(error, kind), None, error_kind=kind)
         # The run's last settlement finishes it in the same transaction (one commit fewer per Schedule).
         return await _finish_if_final(s, now, schedule)
+
+
+def _reason(error: ProviderError | None, kind: str) -> str:
+    """The adapter's own safe sentence when it wrote one, else the fixed text of the kind."""
+    if error is not None and error.safe_reason:
+        return (ADAPTER_MARK + error.safe_reason)[:FAILURE_MAX]
+    return FAILURE_TEXT.get(kind, GENERIC_FAILURE)
+
+
+async def _store_credentials(s: AsyncSession, rt: Runtime, now: datetime, account: Account) -> None:
+    integration = await s.get(Integration, account.integration_id)
+    if integration is not None and isinstance(account.credentials, dict) and account.credentials:
+        integration.credentials = vault.seal(rt.settings, account.credentials)
+        integration.updated_at = now
 
 
 async def _settle_final(s: AsyncSession, now: datetime, target: PublishTarget, schedule: Schedule, state: str,
@@ -423,7 +439,7 @@ async def _notify_outcome(s: AsyncSession, now: datetime, target: PublishTarget,
                             f"“{name}” was published to {where}.")
     else:
         await notify.notify(s, now, brand, "post_failed", "post_failed", f"Post failed on {platform}",
-                            f"“{name}” could not be published to {where}. {reason or ''}")
+                            f"“{name}” could not be published to {where}. {adapter_reason(reason) or reason or ''}")
 
 
 # --- the end of a pass ------------------------------------------------------------------------------------

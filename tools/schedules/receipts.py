@@ -294,7 +294,7 @@ async def run_provider_cleanup(rt: Runtime, job_id: str, payload: dict[str, Any]
         return
     try:
         with anyio.fail_after(PROVIDER_TIMEOUT_SECONDS):
-            await provider.delete_post(account_of(integration), target.publish_id)
+            await provider.delete_post(account_of(integration, rt.settings), target.publish_id)
     except ProviderError as exc:
         if exc.retryable and not last_attempt:
             raise RetryLater(exc.kind) from None  # the kind only: provider words stay out of job rows too

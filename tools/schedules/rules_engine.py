@@ -12,6 +12,7 @@ Documented for agents in docs/preflight.md.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
@@ -290,6 +291,12 @@ class _Target:
                          f"The plan allows {plan.max_media_per_post} media per post; this post has {total}.")
 
     # text --------------------------------------------------------------------------------------------------
+    def own_limit(self, limit: TextLimit) -> TextLimit:
+        """`limit` with the account's own maximum when it has one (a Mastodon instance's character limit)."""
+        integ = self.facts.integrations.get(self.iid)
+        own = integ.text_max if integ is not None else None
+        return dataclasses.replace(limit, max=own) if own else limit
+
     def text(self, c: _Compiled, copy: CopyFacts | None, copy_path: str, settings: Settings | None,
              has_media: bool) -> None:
         caption = copy.caption if copy else None
@@ -308,10 +315,12 @@ class _Target:
             elif pt.min_media == 0 and pt.max_media > 0 and not has_media and not body.strip():
                 self.add("TEXT_REQUIRED", body_path, "The post has neither text nor media.")
         main = c.caption or c.description
+        if main is not None and main is c.caption:
+            main = self.own_limit(main)
         if main is not None and body:
             n = _too_long(main, body)
             if n is not None:
-                code = "CAPTION_TOO_LONG" if main is c.caption else "DESCRIPTION_TOO_LONG"
+                code = "CAPTION_TOO_LONG" if main.field == "caption" else "DESCRIPTION_TOO_LONG"
                 extra = " including hashtags" if hashtags and body_path.endswith(".caption") else ""
                 self.add(code, body_path, f"The {main.field} is {n} {_how(main)}{extra}; {c.platform.display_name} "
                                           f"allows {main.max} ({pt.key}).")
@@ -406,13 +415,13 @@ class _Target:
             if len(parts) > rules.max_parts:
                 self.add("THREAD_TOO_MANY_PARTS", f"$.{sk}.thread_parts",
                          f"The thread has {len(parts)} extra parts; the limit is {rules.max_parts}.")
+            part_text = self.own_limit(rules.part_text)
             for i, part in enumerate(parts):
                 path = f"$.{sk}.thread_parts[{i}]"
-                n = _too_long(rules.part_text, part.text)
+                n = _too_long(part_text, part.text)
                 if n is not None:
                     self.add("THREAD_PART_TOO_LONG", f"{path}.text",
-                             f"Thread part {i + 1} is {n} {_how(rules.part_text)}; the limit is "
-                             f"{rules.part_text.max}.")
+                             f"Thread part {i + 1} is {n} {_how(part_text)}; the limit is {part_text.max}.")
                 if rules.part_links:
                     links = count_links(part.text, unique=rules.part_links.unique)
                     if links > rules.part_links.max:

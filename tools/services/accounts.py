@@ -7,6 +7,8 @@ from __future__ import annotations
 import copy
 
 from providers.base import Account
+from schemas.settings import Settings
+from storage import vault
 from storage.tables.integrations import Integration
 
 # Service bookkeeping kept in provider_state (the refresh lease of tools/targets.py); adapters never see it.
@@ -25,13 +27,14 @@ PROVIDER_ERRORS: dict[str, tuple[str, str]] = {
 }
 
 
-def account_of(integration: Integration) -> Account:
-    """What an adapter may know of a connected account. Copies: an adapter must not be able to change what is
-    stored by mutating what it was given."""
+def account_of(integration: Integration, settings: Settings) -> Account:
+    """What an adapter may know of a connected account, its credentials decrypted from the vault (the only place
+    they are opened). Copies: an adapter must not be able to change what is stored by mutating what it was
+    given."""
     state = {k: v for k, v in (integration.provider_state or {}).items() if k not in SERVICE_STATE_KEYS}
     return Account(integration_id=integration.id, platform=integration.platform, status=integration.status,
                    provider_account_id=integration.provider_account_id,
-                   credentials=copy.deepcopy(integration.credentials), state=copy.deepcopy(state))
+                   credentials=vault.open_credentials(settings, integration.credentials), state=copy.deepcopy(state))
 
 
 def provider_error(kind: str) -> tuple[str, str]:

@@ -2,7 +2,8 @@
 
 Shared by the receipt, publications and History, so the rules live once. A provider's own error words never
 reach a client: a failure with a provider error kind is described by the fixed text below, whatever was
-stored. A permalink is shown only as an absolute http(s) URL with a host and no credentials.
+stored, unless the worker stored the adapter's own `ProviderError.safe_reason` (built from our words and bounded
+facts) under ADAPTER_MARK: then that sentence, which says more ("Mastodon refused the post: ..."). A permalink is shown only as an absolute http(s) URL with a host and no credentials.
 """
 
 from __future__ import annotations
@@ -21,6 +22,15 @@ SAFE_FAILURES: dict[str, tuple[str, str]] = {
     "malformed": ("The platform answered with data that could not be trusted.", "contact_operator"),
 }
 GENERIC_FAILURE = "This target was not published."
+# Prefix of a stored failure reason the worker took from ProviderError.safe_reason (trusted, shown without it).
+ADAPTER_MARK = "[adapter] "
+
+
+def adapter_reason(stored: str | None) -> str | None:
+    """The adapter's safe sentence from a stored reason, or None when the reason is anything else."""
+    if stored and stored.startswith(ADAPTER_MARK):
+        return stored[len(ADAPTER_MARK):] or None
+    return None
 FAILURE_MAX = 500
 PERMALINK_MAX = 2000
 
@@ -30,7 +40,8 @@ def safe_failure(error_kind: str | None, stored: str | None, state: str) -> tupl
     if state not in ("failed", "action_required"):
         return None, None
     if error_kind in SAFE_FAILURES:
-        return SAFE_FAILURES[error_kind]
+        text, action = SAFE_FAILURES[error_kind]
+        return (adapter_reason(stored) or text)[:FAILURE_MAX], action
     if error_kind is not None:  # a kind we do not know: say nothing specific
         return GENERIC_FAILURE, "contact_operator"
     # No provider kind: our own code wrote the reason (e.g. a readiness check at run time), already safe text.

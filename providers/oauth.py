@@ -1,0 +1,104 @@
+"""OAuth 2.0 for network adapters, on authlib's httpx client: the authorize URL with PKCE (S256), the
+authorization-code exchange and the refresh grant. Generic: each network passes its own endpoints, scopes and
+client credentials (tools/networks/oauth.py keeps them per network, and the single-use state between the
+authorize URL and the callback).
+
+Failures become the adapters' error kinds: a refused grant (`invalid_grant`, a 400/401 from the token endpoint)
+is `reauth_required` (the account must be reconnected); timeouts, transport errors and 5xx are `transient`;
+a token response without an access token is `malformed`. Token endpoint bodies never reach a message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from authlib.common.security import generate_token
+from authlib.integrations.base_client.errors import OAuthError
+
+from providers.base import ProviderError
+from providers.http import USER_AGENT
+
+
+def new_verifier() -> str:
+    """A PKCE code verifier (RFC 7636: 43-128 unreserved characters)."""
+    return generate_token(64)
+
+
+def _client(client_id: str, client_secret: str | None, *, redirect_uri: str | None = None,
+            scope: str | None = None) -> Any:
+    from authlib.integrations.httpx_client import AsyncOAuth2Client
+
+    client = AsyncOAuth2Client(client_id=client_id, client_secret=client_secret or None, redirect_uri=redirect_uri,
+                               scope=scope, code_challenge_method="S256", timeout=30.0,
+                               headers={"User-Agent": USER_AGENT},
+                               token_endpoint_auth_method="client_secret_post" if client_secret else "none")
+    for hook in ("access_token_response", "refresh_token_response"):
+        client.register_compliance_hook(hook, _status_first)
+    return client
+
+
+def _status_first(response: httpx.Response) -> httpx.Response:
+    """Judge a token response by its status before its body (some servers answer 400 without an `error`)."""
+    if response.status_code >= 400:
+        try:
+            if "error" in response.json():
+                return response  # RFC 6749 error body: authlib raises OAuthError with its code
+        except ValueError:
+            pass
+        response.raise_for_status()
+    return response
+
+
+def authorize_url(endpoint: str, client_id: str, redirect_uri: str, scopes: tuple[str, ...], state: str,
+                  code_verifier: str, **extra: str) -> str:
+    client = _client(client_id, None, redirect_uri=redirect_uri, scope=" ".join(scopes))
+    url, _ = client.create_authorization_url(endpoint, state=state, code_verifier=code_verifier, **extra)
+    return url
+
+
+def _checked(token: Any, network: str) -> dict[str, Any]:
+    if not isinstance(token, dict) or not isinstance(token.get("access_token"), str) or not token["access_token"]:
+        raise ProviderError("malformed", f"{network} token endpoint answered without an access token")
+    return dict(token)
+
+
+async def _grant(network: str, refused_kind: str, run: Any) -> dict[str, Any]:
+    try:
+        return _checked(await run(), network)
+    except OAuthError as exc:
+        raise ProviderError(refused_kind, f"{network} token endpoint refused the grant ({exc.error})",
+                            safe_reason=f"{network} refused the authorisation; connect the account again.") from None
+    except httpx.HTTPStatusError as exc:
+        status = exc.response.status_code
+        kind = "transient" if status >= 500 or status == 429 else refused_kind
+        raise ProviderError(kind, f"{network} token endpoint answered {status}",
+                            safe_reason=None if kind == "transient" else
+                            f"{network} refused the authorisation; connect the account again.") from None
+    except httpx.TimeoutException:
+        raise ProviderError("transient", f"{network} token endpoint timed out") from None
+    except httpx.TransportError as exc:
+        raise ProviderError("transient", f"{network} token endpoint unreachable ({type(exc).__name__})") from None
+    except ValueError:
+        raise ProviderError("malformed", f"{network} token endpoint answered a body that is not a token") from None
+
+
+async def exchange_code(endpoint: str, client_id: str, client_secret: str | None, redirect_uri: str, code: str,
+                        code_verifier: str, *, network: str) -> dict[str, Any]:
+    """The token of an authorization code (with the PKCE verifier its authorize URL was made with)."""
+    async def run() -> Any:
+        async with _client(client_id, client_secret, redirect_uri=redirect_uri) as client:
+            return await client.fetch_token(endpoint, grant_type="authorization_code", code=code,
+                                            code_verifier=code_verifier)
+
+    return await _grant(network, "rejected", run)
+
+
+async def refresh_token(endpoint: str, client_id: str, client_secret: str | None, refresh: str, *,
+                        network: str) -> dict[str, Any]:
+    """A fresh token from a refresh token; `reauth_required` when the network refuses it for good."""
+    async def run() -> Any:
+        async with _client(client_id, client_secret) as client:
+            return await client.refresh_token(endpoint, refresh_token=refresh)
+
+    return await _grant(network, "reauth_required", run)

@@ -1,0 +1,190 @@
+"""Real network accounts: `integrations connect` with credentials (or an OAuth authorize URL), `integrations
+disconnect` / `reconnect`, and `secrets rotate` / `secrets new-key` for the credentials vault.
+
+`integrations connect` without network credentials keeps connecting a sandbox account (server/commands/core.py).
+Secrets given as `-` are read from standard input (one line each, in flag order), so they stay out of the
+process list and shell history. No output ever contains a secret.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from cryptography.fernet import Fernet
+
+from server.cli import add_json_flag, emit, run_with_runtime, subcommands
+from server.commands.core import cmd_integrations_connect as connect_sandbox
+from server.commands.core import integration_out
+from storage import vault
+from storage.migrate import check_current
+from tools.networks import connect as networks
+from tools.networks import oauth, secrets
+from tools.operator import actions as operator
+from tools.runtime import Runtime
+
+# Flags that carry a network credential or address, per platform: (flag dest, required, secret).
+FLAGS: dict[str, tuple[tuple[str, bool, bool], ...]] = {
+    "mastodon": (("instance", True, False), ("access_token", False, True)),
+    "telegram": (("bot_token", True, True), ("chat_id", True, False)),
+    "discord": (("webhook_url", True, True),),
+    "bluesky": (("service", False, False), ("handle", True, False), ("app_password", True, True)),
+}
+ALL_FLAGS = sorted({name for flags in FLAGS.values() for name, _, _ in flags})
+
+
+def _options(args: argparse.Namespace, platform: str) -> dict[str, Any]:
+    given = {name for name in ALL_FLAGS if getattr(args, name, None) is not None}
+    allowed = {name for name, _, _ in FLAGS.get(platform, ())}
+    stray = given - allowed
+    if stray:
+        raise operator.OperatorError(f"{', '.join('--' + s.replace('_', '-') for s in sorted(stray))} "
+                                     f"does not apply to --platform {platform}")
+    out: dict[str, Any] = {}
+    for name, required, secret in FLAGS.get(platform, ()):
+        value = getattr(args, name, None)
+        if value == "-" and secret:
+            value = sys.stdin.readline().strip()
+        if value is None and required:
+            raise operator.OperatorError(f"--platform {platform} needs --{name.replace('_', '-')}")
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def _out(i: Any) -> dict[str, Any]:
+    return {**integration_out(i), "provider": i.provider}
+
+
+async def cmd_connect(args: argparse.Namespace, rt: Runtime) -> None:
+    given = [name for name in ALL_FLAGS if getattr(args, name, None) is not None]
+    if args.platform not in FLAGS or not given:
+        if given:
+            raise operator.OperatorError(f"--platform {args.platform} is connected without network flags "
+                                         "(sandbox) or is not supported yet")
+        await connect_sandbox(args, rt)
+        return
+    await check_current(rt.db)
+    options = _options(args, args.platform)
+    try:
+        if args.platform == "mastodon" and "access_token" not in options:
+            flow = await oauth.start(rt, args.brand, "mastodon", server=options["instance"],
+                                     display_name=args.display_name)
+            emit(args, {"platform": "mastodon", "brand_id": args.brand, **flow},
+                 f"Open this URL to authorise socialpub on the instance (valid until {flow['expires_at']}, once):\n"
+                 f"{flow['authorize_url']}\n`socialpub serve` must be reachable at {flow['redirect_uri']} "
+                 "to complete it.")
+            return
+        integration = await networks.connect(rt, args.brand, args.platform, options, display_name=args.display_name)
+    except networks.ConnectError as exc:
+        raise operator.OperatorError(str(exc)) from None
+    emit(args, _out(integration), f"Connected {integration.platform} account {integration.display_name} "
+                                  f"({integration.id}), verified with the network")
+
+
+async def cmd_disconnect(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    try:
+        integration = await networks.disconnect(rt, args.integration_id)
+    except networks.ConnectError as exc:
+        raise operator.OperatorError(str(exc)) from None
+    emit(args, _out(integration), f"Disconnected {integration.id}: its credentials are deleted; "
+                                  f"`socialpub integrations reconnect {integration.id}` brings it back")
+
+
+async def cmd_reconnect(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    async with rt.db.session(write=False) as s:
+        from storage.tables.integrations import Integration
+
+        found = await s.get(Integration, args.integration_id)
+    if found is None:
+        raise operator.OperatorError(f"no integration {args.integration_id}")
+    try:
+        if found.provider != "sandbox":
+            if found.platform == "mastodon" and args.instance is None:  # the account's own instance
+                args.instance = (found.provider_state or {}).get("instance")
+            options = _options(args, found.platform)
+            if found.platform == "mastodon" and "access_token" not in options:
+                flow = await oauth.start(rt, found.brand_id, "mastodon", server=options["instance"],
+                                         integration_id=found.id)
+                emit(args, {"platform": "mastodon", "integration_id": found.id, **flow},
+                     f"Open this URL to authorise socialpub again (valid until {flow['expires_at']}, once):\n"
+                     f"{flow['authorize_url']}")
+                return
+        else:
+            options = {}
+        integration = await networks.reconnect(rt, found.id, options)
+    except networks.ConnectError as exc:
+        raise operator.OperatorError(str(exc)) from None
+    emit(args, _out(integration), f"Reconnected {integration.platform} account {integration.display_name} "
+                                  f"({integration.id}), status {integration.status}")
+
+
+async def cmd_rotate(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    if args.new_key:
+        try:
+            vault.add_file_key(rt.settings)
+        except vault.VaultError as exc:
+            raise operator.OperatorError(str(exc)) from None
+    try:
+        counts = await secrets.rotate(rt)
+    except vault.VaultError as exc:
+        raise operator.OperatorError(f"{exc}; nothing after the failing row was re-encrypted") from None
+    dropped = vault.drop_old_file_keys(rt.settings) if args.drop_old_keys else 0
+    emit(args, {**counts, "old_keys_dropped": dropped},
+         f"Re-encrypted {counts['credentials']} credentials, sealed {counts['legacy_sealed']} legacy ones, "
+         f"{counts['oauth_apps']} app secrets and {counts['oauth_states']} pending connects under the newest key"
+         + (f"; dropped {dropped} old key(s)" if dropped else ""))
+
+
+def cmd_new_key(args: argparse.Namespace) -> int:
+    print(Fernet.generate_key().decode())
+    return 0
+
+
+def _network_flags(p: argparse.ArgumentParser, *, reconnect: bool = False) -> None:
+    g = p.add_argument_group("network credentials (verified with the network before anything is saved; "
+                             "`-` reads a secret from stdin)")
+    g.add_argument("--instance", help="Mastodon: the instance URL (OAuth unless --access-token is given)")
+    g.add_argument("--access-token", help="Mastodon: a token made in the instance's Development settings")
+    g.add_argument("--bot-token", help="Telegram: the bot token from @BotFather")
+    g.add_argument("--chat-id", help="Telegram: the channel or group (@name or numeric ID) the bot posts to")
+    g.add_argument("--webhook-url", help="Discord: the channel webhook URL")
+    g.add_argument("--service", help="Bluesky: the PDS URL (default https://bsky.social)")
+    g.add_argument("--handle", help="Bluesky: the account handle")
+    g.add_argument("--app-password", help="Bluesky: an app password (Settings > App passwords)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    integrations = subcommands(sub, "integrations", "manage connected accounts")
+    p = integrations.choices["connect"]
+    p.description = ("Connect an account to a brand: a real one with network credentials (Mastodon, Telegram, "
+                     "Discord, Bluesky; see docs/networks.md), else a sandbox account.")
+    _network_flags(p)
+    p.set_defaults(func=run_with_runtime(cmd_connect))
+
+    p = integrations.add_parser("disconnect", help="delete an account's stored credentials (it stops publishing)")
+    p.add_argument("integration_id")
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_disconnect))
+
+    p = integrations.add_parser("reconnect", help="verify new credentials for an account (or print a new "
+                                                  "authorize URL) and mark it connected")
+    p.add_argument("integration_id")
+    _network_flags(p, reconnect=True)
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_reconnect))
+
+    group = subcommands(sub, "secrets", "the credentials vault")
+    p = group.add_parser("rotate", help="re-encrypt every stored secret under the newest vault key")
+    p.add_argument("--new-key", action="store_true",
+                   help="first put a new random key in front of $SOCIALPUB_HOME/vault.keys")
+    p.add_argument("--drop-old-keys", action="store_true",
+                   help="afterwards keep only the newest key in $SOCIALPUB_HOME/vault.keys")
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_rotate))
+    p = group.add_parser("new-key", help="print a new random vault key (for SOCIALPUB_SECRET_KEYS)")
+    p.set_defaults(func=cmd_new_key)

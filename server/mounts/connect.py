@@ -1,0 +1,61 @@
+"""`GET /connect/{platform}/callback`: where a network's OAuth authorize page sends the operator back
+(tools/networks/oauth.py completes the connect). No API key: the single-use state in the query is the
+authority. Pages are small static HTML, never cached, no referrer (the code is in the URL); they never show
+the code, the state or a token.
+"""
+
+from __future__ import annotations
+
+import logging
+from html import escape
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from tools.networks.connect import ConnectError
+from tools.networks.oauth import NETWORKS, complete
+from tools.runtime import Runtime
+
+log = logging.getLogger("socialpub.connect")
+CALLBACK_ROUTE = "/connect/{platform}/callback"
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; "
+                               "form-action 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Robots-Tag": "noindex",
+}
+
+
+def _page(title: str, body: str, status: int) -> HTMLResponse:
+    html = ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{escape(title)}</title><style>body{{font-family:system-ui,sans-serif;max-width:32rem;"
+            "margin:3rem auto;padding:0 1rem}</style></head>"
+            f"<body><h1>{escape(title)}</h1><p>{escape(body)}</p></body></html>")
+    return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
+
+
+def routes(rt: Runtime, dispatcher: Any) -> list[Route]:
+    async def callback(request: Request) -> Response:
+        refused = dispatcher.rate_limiter.refusal(f"connect:{request.client.host if request.client else ''}")
+        if refused is not None:
+            return refused
+        platform = request.path_params["platform"]
+        if platform not in NETWORKS:
+            return _page("Not found", "This network has no connect callback.", 404)
+        q = request.query_params
+        try:
+            integration = await complete(rt, platform, q.get("state"), q.get("code"), q.get("error"))
+        except ConnectError as exc:
+            return _page("Connect refused", str(exc), 400)
+        except Exception:
+            log.exception("connect callback for %s failed", platform)
+            return _page("Connect failed", "Something went wrong; nothing was saved. Start the connect again.", 500)
+        name = integration.display_name or integration.username or integration.id
+        return _page("Account connected", f"{name} ({integration.id}) is connected and verified; you can close "
+                                          "this page.", 200)
+
+    return [Route(CALLBACK_ROUTE, callback, methods=["GET"])]
