@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from providers.base import Account, PostRequest
 from providers.bluesky import BlueskyProvider, connect
 from providers.bluesky_text import record_key
-from tests.pds_support import PdsUnavailable, start_pds, stop_pds
+from tests.networks.pds import PdsUnavailable, start_pds, stop_pds
 
 TEXT = "Bench post {n}: https://example.com/bench?n={n} #bench"
 

@@ -46,6 +46,9 @@ def _options(args: argparse.Namespace, platform: str) -> dict[str, Any]:
         value = getattr(args, name, None)
         if value == "-" and secret:
             value = sys.stdin.readline().strip()
+            if not value:
+                raise operator.OperatorError(f"--{name.replace('_', '-')} - read nothing from standard input; "
+                                             "nothing was saved")
         if value is None and required:
             raise operator.OperatorError(f"--platform {platform} needs --{name.replace('_', '-')}")
         if value is not None:

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.pds_support import BlueskyAccount, Pds, PdsFailed, PdsUnavailable, start_pds, stop_pds
+from tests.networks.pds import BlueskyAccount, Pds, PdsFailed, PdsUnavailable, start_pds, stop_pds
 
 
 def _unavailable(reason: str) -> None:

@@ -14,9 +14,9 @@ from PIL import Image
 from providers.base import Account, PostRequest, ProviderError
 from providers.bluesky import BlueskyProvider, classify, connect
 from providers.bluesky_text import record_key
-from tests.media_support import video_bytes
+from tests.media.support import video_bytes
 from tests.networks.conftest import MediaServer
-from tests.pds_support import BlueskyAccount, Pds
+from tests.networks.pds import BlueskyAccount, Pds
 
 pytestmark = pytest.mark.anyio
 GARBAGE_JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJkaWQ6cGxjOm5vYm9keSJ9.c2lnbmF0dXJl"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.networks.conftest import _unavailable
-from tests.pds_support import PdsUnavailable, start_pds
+from tests.networks.pds import PdsUnavailable, start_pds
 
 
 def test_a_missing_install_is_unavailable_with_the_command_to_fix_it(tmp_path: Path,

@@ -29,8 +29,8 @@ from providers.discord import DiscordProvider
 from providers.telegram import TelegramProvider
 from storage import vault
 from storage.tables.integrations import Integration
-from tests.mcp_support import envelope, in_memory
-from tests.networks_support import DISCORD_WEBHOOK, TELEGRAM_API, TELEGRAM_BOT_TOKEN, Flow, assert_no_secrets
+from tests.mcp.support import envelope, in_memory
+from tests.networks.support import DISCORD_WEBHOOK, TELEGRAM_API, TELEGRAM_BOT_TOKEN, Flow, assert_no_secrets
 from tools.networks import connect as networks
 from tools.publishing import worker as publishing
 

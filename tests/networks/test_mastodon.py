@@ -21,7 +21,7 @@ from providers.mastodon import MastodonProvider
 from storage import vault
 from storage.tables.integrations import Integration
 from storage.tables.notifications import Notification
-from tests.networks_support import (
+from tests.networks.support import (
     MASTODON_TOKEN,
     Flow,
     assert_no_secrets,

@@ -17,7 +17,7 @@ from cryptography.fernet import Fernet
 
 from schemas.settings import Settings
 from storage import vault
-from tests.networks_support import MASTODON_TOKEN, mastodon_server  # noqa: F401  (fixture)
+from tests.networks.support import MASTODON_TOKEN, mastodon_server  # noqa: F401  (fixture)
 
 CLI = str(Path(sys.executable).parent / "socialpub")
 CREDS = {"access_token": "tok-planted-secret-1", "refresh_token": "ref-planted-2", "expires_at": "2030-01-01T00:00:00Z"}
@@ -101,7 +101,9 @@ def test_cli_connect_disconnect_reconnect_mastodon(tmp_path, mastodon_server) ->
     before = len(rows(tmp_path))
     wrong = cli(tmp_path, "integrations", "connect", "--brand", brand, "--platform", "mastodon", "--instance",
                 mastodon_server.base_url, "--access-token", "-", "--json", ok=False, **allow)
-    assert wrong.returncode == 2 and "Nothing was saved" in wrong.stderr and len(rows(tmp_path)) == before
+    # Under --json the refusal is the JSON error on stdout (docs/decisions.md, "Errors under --json").
+    assert wrong.returncode == 2 and "nothing was saved" in json.loads(wrong.stdout)["error"]["message"].lower()
+    assert len(rows(tmp_path)) == before
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOCIALPUB_")}
     env.update(SOCIALPUB_HOME=str(tmp_path), **allow)
