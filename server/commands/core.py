@@ -6,6 +6,7 @@ import argparse
 
 from sqlmodel import select
 
+from schemas.plans import PLAN_IDS, SELF_HOSTED_PLAN_ID
 from schemas.scopes import parse_scopes
 from server.cli import add_json_flag, emit, run_with_runtime
 from storage.migrate import check_current, upgrade
@@ -57,9 +58,10 @@ async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
         else:
             ws = (await session.exec(select(Workspace).limit(1))).first()
             if ws is None:
-                ws = await operator.create_workspace(session, now, args.workspace_name)
-            obj = {"database": rt.db.url, "workspace": {"id": ws.id, "name": ws.name}}
-            text = f"Database ready: {rt.db.url}\nWorkspace {ws.name} ({ws.id})"
+                # Self-hosted default: the operator's own first workspace is not metered (docs/decisions.md).
+                ws = await operator.create_workspace(session, now, args.workspace_name, plan_id=args.plan)
+            obj = {"database": rt.db.url, "workspace": {"id": ws.id, "name": ws.name, "plan_id": ws.plan_id}}
+            text = f"Database ready: {rt.db.url}\nWorkspace {ws.name} ({ws.id}), plan {ws.plan_id}"
     emit(args, obj, text)
 
 
@@ -121,6 +123,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("init", help="create or migrate the database; --demo seeds a demo workspace")
     p.add_argument("--demo", action="store_true", help="seed two brands, sandbox accounts and a full-scope key")
     p.add_argument("--workspace-name", default="Default workspace", help="name of the first workspace")
+    p.add_argument("--plan", default=SELF_HOSTED_PLAN_ID, choices=PLAN_IDS,
+                   help=f"plan of the first workspace (default {SELF_HOSTED_PLAN_ID}: no limits)")
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_init))
 
