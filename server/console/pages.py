@@ -194,7 +194,7 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         from storage.tables.integrations import Integration
         row = await session.get(Integration, integration_id)
         if row is None or row.brand_id != b.id:
-            raise operator.OperatorError(f"no integration {integration_id} in this brand")
+            raise ConsoleError("No such account in this brand.", 404)
 
     @page
     async def connect(request: Request, me: SignedIn) -> Response:
