@@ -37,8 +37,24 @@ async def cmd_users_create(args: argparse.Namespace, rt: Runtime) -> None:
          f"User {login.email} ({user.id}), role {user.role}, workspace {ws.name}\nSign in at {url}")
 
 
+async def cmd_users_set_password(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    password = read_password(args)
+    async with rt.db.session(write=True) as session:
+        login = await identity.set_password(session, rt.clock.now(), args.email, password)
+    emit(args, {"id": login.user_id, "email": login.email, "sessions_ended": True},
+         f"New password for {login.email}; its console sessions ended")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    p = subcommands(sub, "users", "console users").add_parser(
+    group = subcommands(sub, "users", "console users")
+    p = group.add_parser("set-password", help="set a console user's password (prompts); ends its sessions")
+    p.add_argument("--email", required=True)
+    p.add_argument("--password-stdin", action="store_true", help="read the password from the first line of stdin")
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_users_set_password))
+
+    p = group.add_parser(
         "create", help="create a user who signs in to the console; prompts for the password")
     p.add_argument("--email", required=True)
     p.add_argument("--role", default="member", choices=ROLES,

@@ -72,7 +72,7 @@ async def create_user(session: AsyncSession, now: datetime, workspace: Workspace
     if "@" not in email or not 3 <= len(email) <= 320:
         raise operator.OperatorError("give an email address")
     check_password(password)
-    if (await session.exec(select(ConsoleLogin).where(ConsoleLogin.email == email))).first() is not None:
+    if await login_exists(session, email):
         raise operator.OperatorError(f"a console user {email} already exists")
     user = User(id=new_id("usr"), workspace_id=workspace.id, name=name or email, email=email, role=role,
                 created_at=now, updated_at=now)
@@ -85,6 +85,25 @@ async def create_user(session: AsyncSession, now: datetime, workspace: Workspace
     session.add(login)
     await session.flush()
     return user, login
+
+
+async def login_exists(session: AsyncSession, email: str) -> bool:
+    return (await session.exec(select(ConsoleLogin.user_id).where(
+        ConsoleLogin.email == normalise_email(email)))).first() is not None
+
+
+async def set_password(session: AsyncSession, now: datetime, email: str, password: str) -> ConsoleLogin:
+    """A new password; every session of the user ends."""
+    check_password(password)
+    login = (await session.exec(select(ConsoleLogin).where(ConsoleLogin.email == normalise_email(email)))).first()
+    if login is None:
+        raise operator.OperatorError(f"no console user {normalise_email(email)}")
+    login.password_hash = _hasher.hash(password)
+    login.updated_at = now
+    session.add(login)
+    await session.exec(delete(ConsoleSession).where(ConsoleSession.user_id == login.user_id))
+    await session.flush()
+    return login
 
 
 async def console_key_ids(session: AsyncSession, workspace_id: str) -> set[str]:
