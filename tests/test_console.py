@@ -37,7 +37,7 @@ async def test_sign_in_sets_a_safe_cookie_and_every_page_renders(env) -> None:
     sid = await held_schedule(env, brand, key, x.id, AT)
     browser = client(env)
     first = await browser.get("/console/workspace")
-    assert first.status_code == 303 and first.headers["location"] == "/console/sign-in"
+    assert first.status_code == 303 and first.headers["location"] == "/console/sign-in?next=%2Fconsole%2Fworkspace"
     resp = await sign_in(browser, "ADMIN@a.example")  # emails are case-insensitive
     assert resp.status_code == 303
     cookie = next(c for c in resp.headers.get_list("set-cookie") if c.startswith("socialpub_console="))

@@ -136,7 +136,7 @@ def shot(page: Page, name: str) -> None:
 
 def sign_in(page: Page, server: Server, email: str) -> None:
     page.goto(f"{server.base}/console/")
-    expect(page).to_have_url(f"{server.base}/console/sign-in")
+    expect(page).to_have_url(f"{server.base}/console/sign-in")  # from /console/: no next
     page.get_by_label("Email").fill(email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()

@@ -12,6 +12,7 @@ import calendar
 from collections.abc import Awaitable, Callable
 from datetime import date, datetime, time, timedelta
 from typing import Any
+from urllib.parse import quote, urlsplit
 from zoneinfo import ZoneInfo
 
 from sqlmodel import select
@@ -24,7 +25,7 @@ from providers.sandbox import FAULT_KINDS, FAULT_OPERATIONS
 from schemas.plans import LIMIT_NAMES, PLANS, get_plan
 from schemas.scopes import SCOPES
 from server.commands.sandbox import set_sandbox_state
-from server.console import identity, web
+from server.console import identity, oauth, web
 from server.console.connectors import connect_forms
 from server.console.identity import SignedIn
 from server.console.web import ConsoleError, api, check_csrf, redirect, render
@@ -89,7 +90,10 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         async def handler(request: Request) -> Response:
             me = await signed_in(request)
             if me is None:
-                return web.RedirectResponse(f"{web.PREFIX}/sign-in", status_code=303, headers=web.SECURITY_HEADERS)
+                back = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+                where = f"{web.PREFIX}/sign-in" + (f"?next={quote(back, safe='')}" if request.method == "GET"
+                                                  and request.url.path != f"{web.PREFIX}/" else "")
+                return web.RedirectResponse(where, status_code=303, headers=web.SECURITY_HEADERS)
             try:
                 if request.method == "POST":
                     form = await form_of(request)
@@ -109,7 +113,8 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
                            headers: dict[str, str] | None = None) -> Response:
         pre = request.cookies.get(web.PRE_COOKIE) or web.new_pre_session()
         response = render("sign_in.html", status, headers, csrf=web.csrf_for_pre(rt, pre), error=error,
-                          notice=NOTICES.get(request.query_params.get("notice", "")))
+                          notice=NOTICES.get(request.query_params.get("notice", "")),
+                          next=_safe_next(request.query_params.get("next")))
         web.set_cookie(response, request, rt, web.PRE_COOKIE, pre, 3600)
         return response
 
@@ -139,7 +144,9 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
                                                      replacing=request.cookies.get(web.COOKIE))
         if token is None:
             return await sign_in_page(request, "Wrong email or password.", 401)
-        response = redirect("/")
+        target = _safe_next(form.get("next"))
+        response = (web.RedirectResponse(target, status_code=303, headers=web.SECURITY_HEADERS) if target
+                    else redirect("/"))
         web.set_cookie(response, request, rt, web.COOKIE, token, int(identity.SESSION_LIFETIME.total_seconds()))
         response.delete_cookie(web.PRE_COOKIE, path=web.PREFIX)
         return response
@@ -386,6 +393,60 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
             await notify.mark_read(session, rt.clock.now(), me.user.id, brand_id=b.id)
         return redirect(f"/brands/{b.id}/notifications", "read")
 
+    # -- MCP authorization consent (server/console/oauth.py) ---------------------------------------------
+    async def consent_request(token: Any) -> tuple[Any, Any]:
+        opened = oauth.open_request(rt, token) if isinstance(token, str) else None
+        client = await oauth.Provider(rt).get_client(opened[0]) if opened else None
+        if opened is None or client is None:
+            raise ConsoleError("This authorization request is invalid or expired. Start again from the app.", 400)
+        return client, opened[1]
+
+    def consent_headers(params: Any) -> dict[str, str]:
+        # The Allow/Deny answer redirects to the client: CSP form-action must allow that origin.
+        target = urlsplit(str(params.redirect_uri))
+        origin = f"{target.scheme}://{target.netloc}" if target.netloc else f"{target.scheme}:"
+        csp = web.SECURITY_HEADERS["Content-Security-Policy"].replace("form-action 'self'",
+                                                                      f"form-action 'self' {origin}")
+        return {"Content-Security-Policy": csp}
+
+    @page
+    async def consent(request: Request, me: SignedIn) -> Response:
+        token = request.query_params.get("request")
+        client, params = await consent_request(token)
+        wanted = params.scopes or list(me.caller.scopes)
+        async with rt.db.session(write=False) as session:
+            brands = (await session.exec(select(Brand).where(Brand.workspace_id == me.caller.workspace_id)
+                                         .order_by(Brand.name).limit(500))).all()
+        return render("consent.html", headers=consent_headers(params), **base(
+            me, request, client=client, params=params, request_token=token, groups=scope_groups(),
+            wanted=set(wanted), grantable=me.caller.scopes, brands=brands,
+            redirect_host=urlsplit(str(params.redirect_uri)).netloc or str(params.redirect_uri)))
+
+    @page
+    async def consent_answer(request: Request, me: SignedIn) -> Response:
+        form = request.state.form
+        client, params = await consent_request(form.get("request"))
+        if form.get("decision") != "allow":
+            target = oauth.denied_redirect(params)
+        else:
+            requested = set(params.scopes or me.caller.scopes)
+            chosen = [s.name for s in SCOPES if s.name in set(form.get("scopes") or [])]
+            beyond = [s for s in chosen if s not in me.caller.scopes or s not in requested]
+            if not chosen:
+                raise ConsoleError("Pick at least one scope to grant.", 422)
+            if beyond:
+                raise ConsoleError(f"You cannot grant: {', '.join(beyond)}.", 403)
+            brand_ids = list(form.get("brand_ids") or []) if form.get("restrict") == "1" else None
+            async with rt.db.session(write=True) as session:
+                if brand_ids is not None:
+                    found = set((await session.exec(select(Brand.id).where(
+                        Brand.workspace_id == me.caller.workspace_id, Brand.id.in_(brand_ids)))).all())
+                    if not brand_ids or found != set(brand_ids):
+                        raise ConsoleError("Pick brands of your workspace.", 422)
+                target = await oauth.grant_code(rt, session, client.client_id, params, me.user, chosen, brand_ids)
+        return web.RedirectResponse(target, status_code=303, headers={**web.SECURITY_HEADERS,
+                                                                      **consent_headers(params)})
+
     @page
     async def home(request: Request, me: SignedIn) -> Response:
         return redirect("/workspace")
@@ -397,6 +458,8 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         Route("/sign-in", do_sign_in, methods=["POST"]),
         Route("/sign-out", sign_out, methods=["POST"]),
         Route("/workspace", workspace, methods=["GET"]),
+        Route("/oauth/consent", consent, methods=["GET"]),
+        Route("/oauth/consent", consent_answer, methods=["POST"]),
         Route("/keys", keys, methods=["GET"]),
         Route("/keys", create_key, methods=["POST"]),
         Route("/keys/{key_id:str}/revoke", revoke_key, methods=["POST"]),
@@ -415,6 +478,14 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         Route(f"{brand_path}/notifications/read", mark_read, methods=["POST"]),
         Mount("/static", StaticFiles(directory=web.HERE / "static"), name="console-static"),
     ]
+
+
+def _safe_next(value: Any) -> str | None:
+    """Only a console path of this site (never `//host` or a scheme) is a place to return to after sign-in."""
+    if isinstance(value, str) and value.startswith(f"{web.PREFIX}/") and "//" not in value and "\\" not in value \
+            and len(value) <= 8000:
+        return value
+    return None
 
 
 def _z(at: datetime) -> str:
