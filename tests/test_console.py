@@ -278,3 +278,10 @@ def test_users_create_cli(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("short\n"))
     assert main(["users", "create", "--email", "x@example.com", "--password-stdin"]) == 2
     assert "password" in capsys.readouterr().err
+
+
+def test_docs_show_every_console_screenshot() -> None:
+    from pathlib import Path
+    docs = Path(__file__).parent.parent / "docs"
+    shown = set(re.findall(r"\(console/([a-z-]+\.png)\)", (docs / "console.md").read_text()))
+    assert shown == {p.name for p in (docs / "console").glob("*.png")}

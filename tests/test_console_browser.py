@@ -7,6 +7,8 @@ Skipped with the reason when /usr/bin/chromium is absent, except under CI (`CI` 
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import os
@@ -18,6 +20,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -264,3 +267,39 @@ def test_approve_a_held_schedule_and_the_worker_publishes_it(page: Page, server:
     page.get_by_role("link", name="Month").click()
     expect(page.locator(f"a[href$='/schedules/{sid}']")).to_be_visible()
     shot(page, "calendar-month")
+
+
+def test_authorize_an_mcp_client_on_the_consent_page(page: Page, server: Server) -> None:
+    redirect = "http://127.0.0.1:9/callback"
+    reg = httpx.post(f"{server.base}/register", json={"redirect_uris": [redirect], "client_name": "Browser agent app",
+                                                      "token_endpoint_auth_method": "none"})
+    client_id = reg.json()["client_id"]
+    verifier = "v" * 64
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    start = httpx.get(f"{server.base}/authorize", params={
+        "response_type": "code", "client_id": client_id, "redirect_uri": redirect, "code_challenge": challenge,
+        "code_challenge_method": "S256", "state": "s1", "scope": "brands:read posts:read",
+        "resource": f"{server.base}/mcp"})
+    assert start.status_code == 302
+    page.route("http://127.0.0.1:9/**", lambda route: route.fulfill(body="back in the app"))
+    page.goto(start.headers["location"])  # not signed in: sign in, then back to the consent page
+    page.get_by_label("Email").fill("admin@example.com")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Browser agent app")
+    page.get_by_label("Only these brands:").check()
+    page.get_by_label("Acme Coffee Roasters").check()
+    shot(page, "consent")
+    page.get_by_role("button", name="Allow").click()
+    page.wait_for_url("http://127.0.0.1:9/callback?**")
+    query = parse_qs(urlsplit(page.url).query)
+    assert query["state"] == ["s1"]
+    token = httpx.post(f"{server.base}/token", data={
+        "grant_type": "authorization_code", "code": query["code"][0], "redirect_uri": redirect,
+        "client_id": client_id, "code_verifier": verifier, "resource": f"{server.base}/mcp"})
+    assert token.status_code == 200, token.text
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    resp = httpx.post(f"{server.base}/mcp", json=init, headers={
+        "Authorization": f"Bearer {token.json()['access_token']}", "Accept": "application/json, text/event-stream"})
+    assert resp.status_code == 200, resp.text
