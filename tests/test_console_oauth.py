@@ -188,3 +188,13 @@ async def test_a_member_cannot_grant_what_the_role_lacks(oenv) -> None:
             "request": re.search(r'name="request" value="([^"]+)"', consent.text).group(1),
             "scopes": ["posts:read", "publish:execute"]})
         assert refused.status_code == 403 and "publish:execute" in refused.text
+
+
+async def test_registration_is_rate_limited_per_address(oenv) -> None:
+    from server.mounts.oauth import REGISTRATIONS_PER_HOUR
+    body = {"redirect_uris": [REDIRECT], "client_name": "Flood", "token_endpoint_auth_method": "none"}
+    for _ in range(REGISTRATIONS_PER_HOUR):
+        assert (await oenv.rest.post("/register", json=body)).status_code == 201
+    refused = await oenv.rest.post("/register", json=body)
+    assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+    assert (await oenv.row_counts())["oauth_clients"] == REGISTRATIONS_PER_HOUR
