@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from schemas.platforms import PLATFORMS
 
 GIB = 1024 ** 3
+SELF_HOSTED_PLAN_ID = "self_hosted"
 
 # Names of the countable limits. `social_accounts` counts across the workspace; the others within a brand
 # (spec, Limits: "social accounts count across the workspace; network and media caps apply within a brand").
@@ -40,8 +41,9 @@ class Plan:
     description: str
     prices: tuple[PlanPrice, ...]
     monthly_credits: int
-    limits: dict[str, int]
+    limits: dict[str, int | None]  # None: no limit
     features: dict[str, bool]
+    sold: bool = True  # offered as an upgrade; the self-hosted plan is the operator's own, never sold
 
     @property
     def paid(self) -> bool:
@@ -66,6 +68,10 @@ PLANS: tuple[Plan, ...] = (
     Plan("agency", "Agency", "Many brands and accounts for agencies.",
          (PlanPrice("month", 14900), PlanPrice("year", 149000)), monthly_credits=5000,
          limits=_limits(150, ALL_NETWORKS, 25000, 500), features={"autopilot": True}),
+    # `socialpub init` puts the first workspace here: the operator runs the server, so nothing is metered.
+    Plan(SELF_HOSTED_PLAN_ID, "Self-hosted", "Your own server: no limits and every feature. Not sold; "
+         "`socialpub init` gives it to the first workspace unless the operator picks a plan.",
+         (), monthly_credits=0, limits=dict.fromkeys(LIMIT_NAMES), features={"autopilot": True}, sold=False),
 )
 
 BY_ID: dict[str, Plan] = {p.id: p for p in PLANS}
@@ -79,12 +85,13 @@ def get_plan(plan_id: str) -> Plan:
 
 
 def plans_with(feature: str) -> list[str]:
-    return [p.id for p in PLANS if p.features.get(feature)]
+    """Sold plans that include `feature` (what an upgrade hint may name)."""
+    return [p.id for p in PLANS if p.sold and p.features.get(feature)]
 
 
 def upgrade_choices(limit: str, at_least: int) -> list[str]:
-    """Plans whose `limit` allows `at_least`, cheapest first (the catalogue is ordered by price)."""
-    return [p.id for p in PLANS if p.limits[limit] >= at_least]
+    """Sold plans whose `limit` allows `at_least`, cheapest first (the catalogue is ordered by price)."""
+    return [p.id for p in PLANS if p.sold and (p.limits[limit] is None or p.limits[limit] >= at_least)]
 
 
 # -- response models ---------------------------------------------------------------------------------------
@@ -105,10 +112,16 @@ class CreditsOut(_Out):
 
 
 class LimitsOut(_Out):
-    social_accounts: int = Field(description="Connected social accounts across the whole workspace.")
-    networks_per_brand: int = Field(description="Distinct networks (platforms) connected to one brand.")
-    media_items_per_brand: int = Field(description="Media items stored in one brand (failed items not counted).")
-    media_storage_bytes_per_brand: int = Field(description="Bytes of media stored in one brand.")
+    """null: no limit (the self-hosted plan)."""
+
+    social_accounts: int | None = Field(description="Connected social accounts across the whole workspace; "
+                                                    "null: no limit.")
+    networks_per_brand: int | None = Field(description="Distinct networks (platforms) connected to one brand; "
+                                                       "null: no limit.")
+    media_items_per_brand: int | None = Field(description="Media items stored in one brand (failed items not "
+                                                          "counted); null: no limit.")
+    media_storage_bytes_per_brand: int | None = Field(description="Bytes of media stored in one brand; null: no "
+                                                                  "limit.")
 
 
 class FeaturesOut(_Out):
@@ -121,6 +134,8 @@ class PlanOut(_Out):
     description: str
     is_default: bool = Field(description="True for the plan new workspaces start on.")
     paid: bool
+    sold: bool = Field(description="Offered as an upgrade. False for the self-hosted plan (the operator's own "
+                                   "server: no prices, no limits).")
     prices: list[PriceOut]
     credits: CreditsOut
     limits: LimitsOut
@@ -137,7 +152,7 @@ class PlansCatalogue(_Out):
 def plan_out(plan: Plan) -> dict:
     return {
         "id": plan.id, "name": plan.name, "description": plan.description, "is_default": plan.id == DEFAULT_PLAN_ID,
-        "paid": plan.paid,
+        "paid": plan.paid, "sold": plan.sold,
         "prices": [{"billing_period": p.billing_period, "amount_cents": p.amount_cents, "currency": "USD"}
                    for p in plan.prices],
         "credits": {"monthly_allocation": plan.monthly_credits},

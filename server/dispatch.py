@@ -20,12 +20,14 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
+from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import select
 
 from schemas.errors import ApiError, issue
 from schemas.ids import new_id
 from server.ratelimit import RateLimiter, retry_after
+from storage.tables.accounts import ApiKey
 from storage.tables.brands import Brand
 from storage.tables.idempotency import IdempotencyRecord
 from tools import catalogue
@@ -156,13 +158,15 @@ class Dispatcher:
     async def invoke(
         self, ep: Endpoint, args: Mapping[str, Any], *, token: str | None, headers: Mapping[str, str] | None = None,
         idempotency_header: str | None = None, request_id: str | None = None, client: str = "anonymous",
-        refused: ApiError | None = None,
+        refused: ApiError | None = None, caller: Caller | None = None,
     ) -> Outcome:
-        """`refused`: what the adapter found wrong with the arguments; reported at the validation step."""
+        """`refused`: what the adapter found wrong with the arguments; reported at the validation step.
+        `caller`: an identity already authenticated by another front door (the console's signed-in user,
+        server/console/identity.py, or an MCP OAuth token) instead of `token`; every later step is the same."""
         request_id = request_id or new_request_id()
         try:
             return await self._invoke(ep, dict(args), token, headers or {}, idempotency_header, request_id, client,
-                                      refused)
+                                      refused, caller)
         except ApiError as exc:
             return self.error(exc, request_id)
         except OperationalError as exc:
@@ -178,7 +182,7 @@ class Dispatcher:
 
     async def _invoke(self, ep: Endpoint, args: dict[str, Any], token: str | None, headers: Mapping[str, str],
                       idempotency_header: str | None, request_id: str, client: str,
-                      refused: ApiError | None) -> Outcome:
+                      refused: ApiError | None, given: Caller | None = None) -> Outcome:
         rt = self.rt
         # Idempotency key: header or body field, equal when both are sent. Checked after authority and input
         # validation (step 4), so a key without the scope learns 403 before being asked for a key.
@@ -189,7 +193,7 @@ class Dispatcher:
         async with rt.db.session(write=not ep.changes_nothing) as session:
             caller: Caller | None = None
             if not ep.public:
-                caller = await authenticate(session, token)
+                caller = given or await authenticate(session, token)
                 self._rate_limit(f"key:{caller.key_id}")
 
             brand = None
@@ -257,12 +261,26 @@ class Dispatcher:
                 record.response = {"data": data, "pagination": reply.pagination}
                 await session.flush()
         # Committed: now it is safe to start follow-up work.
+        if caller is not None:
+            await self._touch_key(caller)
         for fn in call._after_commit:
             try:
                 await fn()
             except Exception:
                 log.exception("after-commit hook failed on %s [%s]", ep.name, request_id)
         return Outcome(status, success_body(request_id, data, reply.pagination), reply.headers)
+
+    async def _touch_key(self, caller: Caller) -> None:
+        """Record when a key was last used (shown in the console), at most once a minute per key, after the
+        request's own transaction so a read stays a read."""
+        now = self.rt.clock.now()
+        if caller.last_used_at is not None and (now - caller.last_used_at).total_seconds() < 60:
+            return
+        try:
+            async with self.rt.db.session(write=True) as session:
+                await session.exec(update(ApiKey).where(ApiKey.id == caller.key_id).values(last_used_at=now))
+        except OperationalError:
+            log.info("could not record last use of key %s (database busy)", caller.key_id)
 
     def _idempotency_key(self, ep: Endpoint, header: str | None, body: Any) -> str | None:
         if ep.idempotency == "none":

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import secrets
 
 from sqlmodel import select
 
+from schemas.plans import PLAN_IDS, SELF_HOSTED_PLAN_ID
 from schemas.scopes import parse_scopes
 from server.cli import add_json_flag, emit, run_with_runtime
+from server.console import identity
 from storage.migrate import check_current, display_url, upgrade
 from storage.tables.accounts import Workspace
 from storage.tables.brands import Brand
@@ -18,6 +21,7 @@ from tools.runtime import Runtime
 
 DEMO_WORKSPACE = "Demo workspace"
 WORKSPACES_LISTED = 1000  # an operator's listing, bounded like every list
+DEMO_USER = "admin@demo.example"
 
 
 def key_out(key, secret: str | None, role: str) -> dict:
@@ -39,10 +43,15 @@ async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
     async with rt.db.session(write=True) as session:
         if args.demo:
             existing = (await session.exec(select(Workspace).where(Workspace.name == DEMO_WORKSPACE))).first()
+            console_url = f"{rt.settings.public_url.rstrip('/')}/console/"
             if existing is None:
                 seeded = await operator.seed_demo(session, now)
                 ws, key, secret = seeded["workspace"], seeded["key"], seeded["secret"]
                 brands = seeded["brands"]
+                # A first console sign-in, password shown once (docs/console.md)
+                password = secrets.token_urlsafe(12)
+                await identity.create_user(session, now, ws, DEMO_USER, password, role="admin")
+                sign_in = {"url": console_url, "email": DEMO_USER, "password": password}
             else:
                 # Re-running prints a fresh key for the existing demo instead of seeding a second demo.
                 ws = existing
@@ -50,18 +59,30 @@ async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
                                                         parse_scopes("all"), role="admin")
                 brands = (await session.exec(select(Brand).where(Brand.workspace_id == ws.id)
                                              .order_by(Brand.created_at, Brand.id))).all()
+                password = None
+                if not await identity.login_exists(session, DEMO_USER):  # a demo made before the console existed
+                    password = secrets.token_urlsafe(12)
+                    await identity.create_user(session, now, ws, DEMO_USER, password, role="admin")
+                sign_in = {"url": console_url, "email": DEMO_USER, "password": password}
             obj = {"database": display_url(rt.db.url), "workspace": {"id": ws.id, "name": ws.name},
-                   "brands": [{"id": b.id, "name": b.name} for b in brands], "api_key": key_out(key, secret, "admin")}
+                   "brands": [{"id": b.id, "name": b.name} for b in brands], "api_key": key_out(key, secret, "admin"),
+                   "console": sign_in}
+            shown = (f"password {sign_in['password']} (shown once)" if sign_in["password"] else
+                     f"password shown at the first init; reset: socialpub users set-password --email {DEMO_USER}")
             text = (f"Database ready: {display_url(rt.db.url)}\nWorkspace {ws.name} ({ws.id})\n"
                     + "".join(f"  brand {b.name} ({b.id})\n" for b in brands)
                     + f"API key (shown once, all scopes):\n  {secret}\n"
-                    f"Try: curl -H 'Authorization: Bearer {secret}' http://127.0.0.1:8000/v1/context")
+                    f"Try: curl -H 'Authorization: Bearer {secret}' http://127.0.0.1:8000/v1/context\n"
+                    f"Console: {console_url} (after `socialpub serve`): sign in as {DEMO_USER}, {shown}")
         else:
             ws = (await session.exec(select(Workspace).limit(1))).first()
             if ws is None:
-                ws = await operator.create_workspace(session, now, args.workspace_name)
-            obj = {"database": display_url(rt.db.url), "workspace": {"id": ws.id, "name": ws.name}}
-            text = f"Database ready: {display_url(rt.db.url)}\nWorkspace {ws.name} ({ws.id})"
+                # Self-hosted default: the operator's own first workspace is not metered (docs/decisions.md).
+                ws = await operator.create_workspace(session, now, args.workspace_name, plan_id=args.plan)
+            obj = {"database": display_url(rt.db.url), "workspace": {"id": ws.id, "name": ws.name, "plan_id": ws.plan_id}}
+            text = (f"Database ready: {display_url(rt.db.url)}\nWorkspace {ws.name} ({ws.id}), plan {ws.plan_id}\n"
+                    f"Console: {rt.settings.public_url.rstrip('/')}/console/ — make a first user with "
+                    "`socialpub users create --email you@example.com --role admin`")
     # Credentials stored in plaintext (by versions before the vault, or just seeded) are sealed now.
     await networks_secrets.rotate(rt, legacy_only=True)
     emit(args, obj, text)
@@ -135,6 +156,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("init", help="create or migrate the database; --demo seeds a demo workspace")
     p.add_argument("--demo", action="store_true", help="seed two brands, sandbox accounts and a full-scope key")
     p.add_argument("--workspace-name", default="Default workspace", help="name of the first workspace")
+    p.add_argument("--plan", default=SELF_HOSTED_PLAN_ID, choices=PLAN_IDS,
+                   help=f"plan of the first workspace (default {SELF_HOSTED_PLAN_ID}: no limits)")
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_init))
 

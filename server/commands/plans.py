@@ -19,8 +19,8 @@ def _money(cents: int) -> str:
 async def cmd_plans_list(args: argparse.Namespace, rt: Runtime) -> None:
     lines = []
     for p in PLANS:
-        prices = ", ".join(f"{_money(x.amount_cents)}/{x.billing_period}" for x in p.prices)
-        limits = ", ".join(f"{k} {v}" for k, v in p.limits.items())
+        prices = ", ".join(f"{_money(x.amount_cents)}/{x.billing_period}" for x in p.prices) or "not sold"
+        limits = ", ".join(f"{k} {'unlimited' if v is None else v}" for k, v in p.limits.items())
         feats = ", ".join(k for k, v in p.features.items() if v) or "none"
         lines.append(f"{p.id}: {p.name} — {prices}; {p.monthly_credits} credits/month; {limits}; features: {feats}")
     emit(args, {"plans": [plan_out(p) for p in PLANS]}, "\n".join(lines))

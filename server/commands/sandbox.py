@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
 
 from providers.sandbox import FAULT_KINDS, FAULT_OPERATIONS, STATE_KEYS
 from server.cli import add_json_flag, emit, run_with_runtime
@@ -39,25 +40,37 @@ def parse_state(text: str) -> tuple[str, Any]:
         raise OperatorError(f"--state {key}: the value must be JSON (e.g. true, [\"SELF_ONLY\"])") from exc
 
 
+async def set_sandbox_state(session: AsyncSession, integration_id: str, *, faults: dict[str, str],
+                            facts: dict[str, Any], clear: bool = False,
+                            workspace_id: str | None = None) -> tuple[Integration, dict[str, Any]]:
+    """Set faults and facts of one sandbox account (the CLI and the console); returns the row and what is now
+    injected. `workspace_id` confines the lookup to one workspace (the console)."""
+    query = select(Integration).where(Integration.id == integration_id)
+    if workspace_id is not None:
+        query = query.where(Integration.workspace_id == workspace_id)
+    row = (await session.exec(query)).first()
+    if row is None:
+        raise OperatorError(f"no integration {integration_id}")
+    if row.provider != "sandbox":
+        raise OperatorError(f"integration {row.id} is not a sandbox account (provider {row.provider})")
+    state = dict(row.provider_state or {})
+    if clear:
+        state = {k: v for k, v in state.items() if k not in ("faults", *STATE_KEYS)}
+    if faults:
+        state["faults"] = {**(state.get("faults") or {}), **faults}
+    state.update(facts)
+    row.provider_state = state  # provider-private: the Integration resource (and updated_at) is unchanged
+    session.add(row)
+    return row, {k: v for k, v in state.items() if k in ("faults", *STATE_KEYS)}
+
+
 async def cmd_sandbox_set(args: argparse.Namespace, rt: Runtime) -> None:
     await check_current(rt.db)
     faults = dict(parse_fault(f) for f in args.fault or [])
     facts = dict(parse_state(s) for s in args.state or [])
     async with rt.db.session(write=True) as session:
-        row = (await session.exec(select(Integration).where(Integration.id == args.integration_id))).first()
-        if row is None:
-            raise OperatorError(f"no integration {args.integration_id}")
-        if row.provider != "sandbox":
-            raise OperatorError(f"integration {row.id} is not a sandbox account (provider {row.provider})")
-        state = dict(row.provider_state or {})
-        if args.clear:
-            state = {k: v for k, v in state.items() if k not in ("faults", *STATE_KEYS)}
-        if faults:
-            state["faults"] = {**(state.get("faults") or {}), **faults}
-        state.update(facts)
-        row.provider_state = state  # provider-private: the Integration resource (and updated_at) is unchanged
-        session.add(row)
-    shown = {k: v for k, v in state.items() if k in ("faults", *STATE_KEYS)}
+        row, shown = await set_sandbox_state(session, args.integration_id, faults=faults, facts=facts,
+                                             clear=args.clear)
     emit(args, {"id": row.id, "platform": row.platform, "sandbox": shown},
          f"Sandbox {row.platform} account {row.id}: {json.dumps(shown) if shown else 'no faults, default facts'}")
 

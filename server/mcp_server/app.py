@@ -24,6 +24,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from sqlalchemy.exc import OperationalError
 
 from schemas.errors import ApiError
+from server.console import oauth
 from server.dispatch import Dispatcher, Outcome, new_request_id
 from server.mcp_server import prompts, resources
 from server.mcp_server.keys import KeyUser
@@ -62,6 +63,14 @@ class Identity:
     selection: Selection
 
 
+def _authority(ident: Identity) -> dict[str, Any]:
+    """An OAuth access token is resolved by the HTTP guard (per request); the dispatcher takes its caller.
+    An API key is passed as is, and the dispatcher checks it again."""
+    if ident.token and ident.token.startswith(oauth.ACCESS_PREFIX):
+        return {"caller": ident.caller}
+    return {}
+
+
 def _flag(value: str | None) -> bool:
     return (value or "").lower() in ("1", "true", "yes", "on")
 
@@ -96,6 +105,11 @@ class McpApp:
     async def authenticate(self, token: str | None) -> Caller:
         """The key's authority, or ApiError (401 for a bad key, 503 when the database is unavailable)."""
         try:
+            if token and token.startswith(oauth.ACCESS_PREFIX):  # MCP authorization (server/console/oauth.py)
+                caller = await oauth.resolve_access_token(self.rt, token)
+                if caller is None:
+                    raise ApiError("UNAUTHORIZED", "The access token is invalid, expired or revoked.")
+                return caller
             async with self.rt.db.session(write=False) as session:
                 return await authenticate(session, token)
         except OperationalError:
@@ -154,7 +168,8 @@ class McpApp:
                                            "connection offers.")
         # Same dispatch as REST: authenticate, brand, scopes, role, then validate the arguments (pydantic).
         args = params.arguments or {}
-        outcome = await self.dispatcher.invoke(spec.endpoint, args, token=ident.token, client=ident.client)
+        outcome = await self.dispatcher.invoke(spec.endpoint, args, token=ident.token, client=ident.client,
+                                               **_authority(ident))
         return render(spec.endpoint, outcome)
 
     # -- resources -------------------------------------------------------------------------------------
@@ -177,7 +192,8 @@ class McpApp:
                                             new_request_id())
         else:
             _, ep, path_args = found
-            outcome = await self.dispatcher.invoke(ep, path_args, token=ident.token, client=ident.client)
+            outcome = await self.dispatcher.invoke(ep, path_args, token=ident.token, client=ident.client,
+                                                   **_authority(ident))
         if not outcome.ok:
             raise resource_error(outcome)
         data = (outcome.body or {}).get("data")

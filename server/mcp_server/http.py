@@ -71,10 +71,12 @@ def security_settings(allowed_hosts: Sequence[str] = ()) -> TransportSecuritySet
                                      allowed_origins=list(dict.fromkeys(origins)))
 
 
-def unauthorized(exc: ApiError, request_id: str) -> Response:
+def unauthorized(exc: ApiError, request_id: str, resource_metadata: str | None = None) -> Response:
     headers = {"X-Request-Id": request_id, **exc.headers}
     if exc.status == 401:
-        headers["WWW-Authenticate"] = 'Bearer realm="socialpub"'
+        # RFC 9728 §5.1: where an MCP client discovers how to get a token (when authorization is served)
+        headers["WWW-Authenticate"] = 'Bearer realm="socialpub"' + (
+            f', resource_metadata="{resource_metadata}"' if resource_metadata else "")
     return JSONResponse(exc.body(request_id), status_code=exc.status, headers=headers)
 
 
@@ -82,8 +84,9 @@ class KeyAuth:
     """ASGI wrapper: Host/Origin check, then API key; the wrapped transport only sees accepted requests."""
 
     def __init__(self, app: ASGIApp, mcp: McpApp, security: TransportSecuritySettings,
-                 default_key: str | None = None) -> None:
+                 default_key: str | None = None, resource_metadata: str | None = None) -> None:
         self.app = app
+        self.resource_metadata = resource_metadata
         self.mcp = mcp
         self.security = TransportSecurityMiddleware(security)
         self.default_key = default_key
@@ -105,7 +108,7 @@ class KeyAuth:
             token = self.default_key if header is None and self.default_key else bearer_token(header)
             caller = await self.mcp.authenticate(token)
         except ApiError as exc:
-            await unauthorized(exc, request_id)(scope, receive, send)
+            await unauthorized(exc, request_id, self.resource_metadata)(scope, receive, send)
             return
         scope["user"] = KeyUser(token, caller)
         scope["auth"] = AuthCredentials(sorted(caller.scopes))
@@ -116,8 +119,9 @@ class McpHttp:
     """The HTTP transports of one `McpApp`: routes to mount, and `run()` to enter while the app serves."""
 
     def __init__(self, mcp: McpApp, *, allowed_hosts: Sequence[str] = (), default_key: str | None = None,
-                 streamable: bool = True, sse: bool = True) -> None:
+                 streamable: bool = True, sse: bool = True, resource_metadata: str | None = None) -> None:
         self.mcp = mcp
+        self.resource_metadata = resource_metadata
         self.security = security_settings(allowed_hosts)
         self.default_key = default_key
         self.session_manager = (StreamableHTTPSessionManager(app=mcp.server, security_settings=self.security)
@@ -125,7 +129,7 @@ class McpHttp:
         self.sse = SseServerTransport(MESSAGES_PATH, security_settings=self.security) if sse else None
 
     def _guard(self, app: ASGIApp) -> KeyAuth:
-        return KeyAuth(app, self.mcp, self.security, self.default_key)
+        return KeyAuth(app, self.mcp, self.security, self.default_key, self.resource_metadata)
 
     async def _sse_stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         assert self.sse is not None

@@ -11,6 +11,7 @@ from types import ModuleType
 
 
 def modules() -> list[ModuleType]:
-    from server.mounts import bio, claim, connect, mcp, media  # imported when the app is built: they import the server
+    # Imported when the app is built: they import the server.
+    from server.mounts import bio, claim, connect, console, mcp, media, oauth
 
-    return [bio, claim, connect, mcp, media]
+    return [bio, claim, connect, console, mcp, media, oauth]

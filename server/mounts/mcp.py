@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 
 from starlette.routing import BaseRoute
 
+from server.console import oauth
 from server.dispatch import Dispatcher
 from server.mcp_server.app import McpApp
 from server.mcp_server.http import McpHttp
@@ -24,7 +25,8 @@ _by_runtime: dict[int, tuple[weakref.ref[Runtime], McpHttp]] = {}
 
 
 def routes(rt: Runtime, dispatcher: Dispatcher) -> list[BaseRoute]:
-    http = McpHttp(McpApp(rt, dispatcher), allowed_hosts=rt.settings.allowed_hosts)
+    http = McpHttp(McpApp(rt, dispatcher), allowed_hosts=rt.settings.allowed_hosts,
+                   resource_metadata=oauth.resource_metadata_url(rt) if oauth.enabled(rt) else None)
     key = id(rt)
     _by_runtime[key] = (weakref.ref(rt), http)
     weakref.finalize(rt, _by_runtime.pop, key, None)

@@ -43,3 +43,4 @@ class ApiKey(Stamped, table=True):
     scopes: list[str] = json_field(list, nullable=False)
     brand_ids: list[str] | None = json_field()  # None: every brand of the workspace
     revoked_at: datetime | None = utc_field(nullable=True)
+    last_used_at: datetime | None = utc_field(nullable=True)  # refreshed at most once a minute (server/dispatch.py)

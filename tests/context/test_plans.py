@@ -38,9 +38,14 @@ async def test_plans_route_is_public_and_complete(env) -> None:
     assert set(free["limits"]) == {"social_accounts", "networks_per_brand", "media_items_per_brand",
                                    "media_storage_bytes_per_brand"}
     assert free["credits"]["monthly_allocation"] > 0
-    # every paid plan has Autopilot; the top plans allow every supported network on a brand
-    assert all(p["features"]["autopilot"] == p["paid"] for p in data["plans"])
-    assert data["plans"][-1]["limits"]["networks_per_brand"] == len(PLATFORMS)
+    # every sold paid plan has Autopilot; the top sold plan allows every supported network on a brand
+    sold = [p for p in data["plans"] if p["sold"]]
+    assert all(p["features"]["autopilot"] == p["paid"] for p in sold)
+    assert sold[-1]["limits"]["networks_per_brand"] == len(PLATFORMS)
+    # the self-hosted plan: listed, never sold, no prices, no limits, every feature
+    hosted = next(p for p in data["plans"] if p["id"] == "self_hosted")
+    assert hosted["sold"] is False and hosted["paid"] is False and hosted["prices"] == []
+    assert set(hosted["limits"].values()) == {None} and hosted["features"] == {"autopilot": True}
     assert await env.row_counts() == before
 
     # the same payload through direct dispatch (MCP's path)
@@ -228,3 +233,34 @@ async def test_media_caps_refuse_new_media_with_plan_details(env) -> None:
     assert err["code"] == "PLAN_LIMIT_REACHED"
     assert err["details"]["limit"] == "media_items_per_brand" and err["details"]["used"] == items
     assert err["details"]["max"] == items and err["details"]["upgrade_url"]
+
+
+async def test_self_hosted_plan_has_no_limits_and_is_never_an_upgrade(env) -> None:
+    ws = await env.workspace(plan_id="self_hosted")
+    brand = await env.brand(ws)
+    free = BY_ID["free"].limits
+    for p in PLATFORMS[: free["networks_per_brand"] + 1]:  # one network more than free allows
+        await env.integration(brand, p.key)
+    for _ in range(free["social_accounts"]):
+        await env.integration(brand, "x")
+    async with env.db.session(write=True) as s:
+        ws_row = await s.get(Workspace, ws.id)
+        assert not [u for u in await plans.workspace_usage(s, ws_row) if u.over]
+        await plans.require_feature(s, ws_row, "autopilot")
+        # moved to a sold plan, the catalogue limits apply again
+        _, over = await plans.set_plan(s, env.clock.now(), ws_row, "free")
+        assert {u.limit for u in over} == {"social_accounts", "networks_per_brand"}
+    with pytest.raises(operator.PlanLimitExceeded) as refused:
+        await env.integration(brand, "x")
+    assert "self_hosted" not in refused.value.details["upgrade_plans"]
+
+
+def test_init_puts_the_first_workspace_on_the_self_hosted_plan(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("SOCIALPUB_HOME", str(tmp_path / "a"))
+    monkeypatch.delenv("SOCIALPUB_DATABASE_URL", raising=False)
+    assert main(["init", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["workspace"]["plan_id"] == "self_hosted"
+    # unless the operator names a plan
+    monkeypatch.setenv("SOCIALPUB_HOME", str(tmp_path / "b"))
+    assert main(["init", "--plan", "creator", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["workspace"]["plan_id"] == "creator"

@@ -41,11 +41,11 @@ _LIMIT_TEXT = {
 class Usage:
     limit: str
     used: int
-    max: int
+    max: int | None  # None: no limit
 
     @property
     def over(self) -> bool:
-        return self.used > self.max
+        return self.max is not None and self.used > self.max
 
 
 async def _workspace_of(session: AsyncSession, target: Workspace | Brand, *, lock: bool) -> Workspace:
@@ -101,7 +101,7 @@ async def check_limit(session: AsyncSession, target: Workspace | Brand, limit: s
     plan = get_plan(ws.plan_id)
     maximum = plan.limits[limit]
     count = await used(session, target, limit)
-    if adding > 0 and count + adding > maximum:
+    if adding > 0 and maximum is not None and count + adding > maximum:
         upgrades = [p for p in catalogue_data.upgrade_choices(limit, count + adding) if p != plan.id]
         where = "" if limit == "social_accounts" else f" (brand {target.id})"
         raise ApiError(

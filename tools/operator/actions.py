@@ -212,6 +212,17 @@ async def set_integration_status(session: AsyncSession, now: datetime, integrati
     return integration
 
 
+async def disconnect_integration(session: AsyncSession, integration_id: str, workspace_id: str) -> Integration:
+    """Remove a connected account and its stored credentials (the dashboard's disconnect). Schedules that
+    named it keep its ID; preflight and the worker report it as a target that no longer exists."""
+    integration = await session.get(Integration, integration_id)
+    if integration is None or integration.workspace_id != workspace_id:
+        raise OperatorError(f"no integration {integration_id}")
+    await session.delete(integration)
+    await session.flush()
+    return integration
+
+
 DEMO_BRANDS = (
     {
         "name": "Acme Coffee Roasters", "timezone": "America/New_York", "website": "https://acme-coffee.example",

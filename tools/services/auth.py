@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -26,6 +27,7 @@ class Caller:
     role: str
     scopes: frozenset[str]
     brand_ids: frozenset[str] | None  # None: every brand of the workspace
+    last_used_at: datetime | None = None
 
     def sees_brand(self, brand_id: str) -> bool:
         return self.brand_ids is None or brand_id in self.brand_ids
@@ -72,5 +74,5 @@ async def authenticate(session: AsyncSession, token: str | None) -> Caller:
     return Caller(
         key_id=key.id, key_name=key.name, workspace_id=workspace.id, workspace_name=workspace.name,
         user_id=user.id, role=user.role, scopes=frozenset(key.scopes),
-        brand_ids=frozenset(key.brand_ids) if key.brand_ids is not None else None,
+        brand_ids=frozenset(key.brand_ids) if key.brand_ids is not None else None, last_used_at=key.last_used_at,
     )

@@ -1,0 +1,167 @@
+"""Console users: passwords, browser sessions, and the `Caller` a signed-in user acts as.
+
+A console user is a `users` row with a `ConsoleLogin` (email + argon2id hash) and its own API key row, created
+with it and never shown. Every console action that the API also offers is dispatched with a `Caller` built from
+that key, so authority, brand visibility, idempotency and audit fields (`approved_by_key`) are the API's own.
+The key's scopes follow the user's role (`ROLE_SCOPES`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import delete
+from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from schemas.ids import new_id
+from schemas.scopes import ADMIN_ROLES, ALL_SCOPES, BY_NAME, ROLES
+from storage.tables.accounts import ApiKey, User, Workspace
+from storage.tables.console import ConsoleLogin, ConsoleSession
+from tools.operator import actions as operator
+from tools.services.auth import Caller
+
+SESSION_LIFETIME = timedelta(hours=12)
+MIN_PASSWORD = 10
+MAX_PASSWORD = 1024  # argon2 hashes anything; the bound stops a megabyte "password" from costing CPU
+
+# Members may prepare and hold work but not publish, and never hold the sensitive scopes (credential-affecting,
+# community, admin marketing); admins hold everything. One table, read by `users create` and key creation.
+ROLE_SCOPES: dict[str, tuple[str, ...]] = {
+    "member": tuple(s for s in ALL_SCOPES if s != "publish:execute" and not BY_NAME[s].sensitive),
+    "admin": ALL_SCOPES,
+    "super_admin": ALL_SCOPES,
+}
+
+_hasher = PasswordHasher()  # argon2id with the library's current recommended parameters
+_DUMMY_HASH = _hasher.hash(secrets.token_hex(16))  # verified when the email is unknown, so timing does not tell
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    user: User
+    login: ConsoleLogin
+    caller: Caller
+    session_id: str  # sha256 hex of the cookie value
+
+    @property
+    def is_admin(self) -> bool:
+        return self.user.role in ADMIN_ROLES
+
+
+def normalise_email(email: str) -> str:
+    return email.strip().lower()
+
+
+def check_password(password: str) -> None:
+    if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
+        raise operator.OperatorError(f"the password must be {MIN_PASSWORD} to {MAX_PASSWORD} characters")
+
+
+async def create_user(session: AsyncSession, now: datetime, workspace: Workspace, email: str, password: str,
+                      role: str = "member", name: str | None = None) -> tuple[User, ConsoleLogin]:
+    """A user who can sign in to the console, with the API key its console requests act with."""
+    email = normalise_email(email)
+    if role not in ROLES:
+        raise operator.OperatorError(f"role must be one of {', '.join(ROLES)}")
+    if "@" not in email or not 3 <= len(email) <= 320:
+        raise operator.OperatorError("give an email address")
+    check_password(password)
+    if await login_exists(session, email):
+        raise operator.OperatorError(f"a console user {email} already exists")
+    user = User(id=new_id("usr"), workspace_id=workspace.id, name=name or email, email=email, role=role,
+                created_at=now, updated_at=now)
+    session.add(user)
+    await session.flush()
+    key, _secret = await operator.create_key(session, now, workspace, f"Console: {email}", ROLE_SCOPES[role],
+                                             role=role, user_id=user.id)
+    login = ConsoleLogin(user_id=user.id, email=email, password_hash=_hasher.hash(password), key_id=key.id,
+                         created_at=now, updated_at=now)
+    session.add(login)
+    await session.flush()
+    return user, login
+
+
+async def login_exists(session: AsyncSession, email: str) -> bool:
+    return (await session.exec(select(ConsoleLogin.user_id).where(
+        ConsoleLogin.email == normalise_email(email)))).first() is not None
+
+
+async def set_password(session: AsyncSession, now: datetime, email: str, password: str) -> ConsoleLogin:
+    """A new password; every session of the user ends."""
+    check_password(password)
+    login = (await session.exec(select(ConsoleLogin).where(ConsoleLogin.email == normalise_email(email)))).first()
+    if login is None:
+        raise operator.OperatorError(f"no console user {normalise_email(email)}")
+    login.password_hash = _hasher.hash(password)
+    login.updated_at = now
+    session.add(login)
+    await session.exec(delete(ConsoleSession).where(ConsoleSession.user_id == login.user_id))
+    await session.flush()
+    return login
+
+
+async def console_key_ids(session: AsyncSession, workspace_id: str) -> set[str]:
+    """Keys that belong to console sign-ins (hidden from the API keys page)."""
+    return set((await session.exec(select(ConsoleLogin.key_id).join(User, User.id == ConsoleLogin.user_id)
+                                   .where(User.workspace_id == workspace_id))).all())
+
+
+async def verify_login(session: AsyncSession, email: str, password: str) -> ConsoleLogin | None:
+    if len(password) > MAX_PASSWORD or len(email) > 320:
+        return None
+    login = (await session.exec(select(ConsoleLogin).where(ConsoleLogin.email == normalise_email(email)))).first()
+    try:
+        _hasher.verify(login.password_hash if login else _DUMMY_HASH, password)
+    except (VerificationError, InvalidHashError):
+        return None
+    return login
+
+
+def session_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+async def start_session(session: AsyncSession, now: datetime, login: ConsoleLogin,
+                        replacing: str | None = None) -> str:
+    """A new session for a successful sign-in; returns the cookie value. Any session the browser brought
+    along (`replacing`, a cookie value) is deleted, so a planted session ID is never promoted (no fixation)."""
+    if replacing:
+        await session.exec(delete(ConsoleSession).where(ConsoleSession.id == session_hash(replacing)))
+    await session.exec(delete(ConsoleSession).where(ConsoleSession.user_id == login.user_id,
+                                                    ConsoleSession.expires_at <= now))
+    token = secrets.token_urlsafe(32)
+    session.add(ConsoleSession(id=session_hash(token), user_id=login.user_id, expires_at=now + SESSION_LIFETIME,
+                               created_at=now, updated_at=now))
+    await session.flush()
+    return token
+
+
+async def end_session(session: AsyncSession, token: str) -> None:
+    await session.exec(delete(ConsoleSession).where(ConsoleSession.id == session_hash(token)))
+
+
+async def resolve(session: AsyncSession, now: datetime, token: str | None) -> SignedIn | None:
+    """The signed-in user of a cookie value, or None (unknown, expired, or the user's console key revoked)."""
+    if not token or len(token) > 100:
+        return None
+    row = (await session.exec(
+        select(ConsoleSession, User, ConsoleLogin, ApiKey, Workspace)
+        .join(User, User.id == ConsoleSession.user_id)
+        .join(ConsoleLogin, ConsoleLogin.user_id == User.id)
+        .join(ApiKey, ApiKey.id == ConsoleLogin.key_id)
+        .join(Workspace, Workspace.id == User.workspace_id)
+        .where(ConsoleSession.id == session_hash(token)))).first()
+    if row is None:
+        return None
+    sess, user, login, key, ws = row
+    if sess.expires_at <= now or key.revoked_at is not None:
+        return None
+    caller = Caller(key_id=key.id, key_name=key.name, workspace_id=ws.id, workspace_name=ws.name, user_id=user.id,
+                    role=user.role, scopes=frozenset(key.scopes), brand_ids=None, last_used_at=key.last_used_at)
+    return SignedIn(user=user, login=login, caller=caller, session_id=sess.id)

@@ -1,0 +1,126 @@
+"""The console's HTTP plumbing: templates, the session cookie, CSRF tokens, sign-in throttling, and `api()`,
+which runs a catalogue endpoint through the shared dispatcher as the signed-in user.
+
+CSRF tokens are HMACs from `tools.signing` (purpose-separated keys): bound to the session (signed in) or to a
+random pre-session cookie (the sign-in form), so a token is useless in any other browser.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from server.console.identity import SignedIn
+from server.dispatch import Dispatcher
+from server.ratelimit import RateLimiter, retry_after
+from tools import catalogue
+from tools.runtime import Runtime
+from tools.services import signing
+
+HERE = Path(__file__).parent
+COOKIE = "socialpub_console"
+PRE_COOKIE = "socialpub_console_pre"
+PREFIX = "/console"
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; "
+                               "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+}
+
+templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]),
+                        trim_blocks=True, lstrip_blocks=True)
+
+
+class ConsoleError(Exception):
+    """An action refused: shown on the page, with the HTTP status of the refusal."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+class Throttle:
+    """Sign-in attempts: 5 per 5 minutes per email and 30 per 5 minutes per client address (per process)."""
+
+    def __init__(self) -> None:
+        self.per_email = RateLimiter(5, 300)
+        self.per_client = RateLimiter(30, 300)
+
+    def wait(self, email: str, client: str) -> int | None:
+        waits = [w for w in (self.per_client.check(f"ip:{client}"), self.per_email.check(f"email:{email}"))
+                 if w is not None]
+        return retry_after(max(waits)) if waits else None
+
+
+def is_secure(request: Request, rt: Runtime) -> bool:
+    return request.url.scheme == "https" or rt.settings.public_url.startswith("https://")
+
+
+def set_cookie(response: Response, request: Request, rt: Runtime, name: str, value: str, max_age: int) -> None:
+    response.set_cookie(name, value, max_age=max_age, path=PREFIX, httponly=True, samesite="lax",
+                        secure=is_secure(request, rt))
+
+
+def csrf_for_session(rt: Runtime, me: SignedIn) -> str:
+    return signing.sign(rt.settings, "console-csrf", me.session_id)
+
+
+def csrf_for_pre(rt: Runtime, pre: str) -> str:
+    return signing.sign(rt.settings, "console-login-csrf", pre)
+
+
+def check_csrf(rt: Runtime, sent: Any, *, me: SignedIn | None = None, pre: str | None = None) -> None:
+    if not isinstance(sent, str) or not sent:
+        raise ConsoleError("This form has no security token. Reload the page and try again.", 403)
+    if me is not None:
+        ok = signing.verify(rt.settings, sent, "console-csrf", me.session_id)
+    else:
+        ok = bool(pre) and signing.verify(rt.settings, sent, "console-login-csrf", pre or "")
+    if not ok:
+        raise ConsoleError("This form's security token is not valid for your session. Reload the page and try "
+                           "again.", 403)
+
+
+def render(name: str, status: int = 200, headers: dict[str, str] | None = None, **context: Any) -> HTMLResponse:
+    html = templates.get_template(name).render(prefix=PREFIX, **context)
+    return HTMLResponse(html, status_code=status, headers={**SECURITY_HEADERS, **(headers or {})})
+
+
+def redirect(path: str, notice: str | None = None) -> RedirectResponse:
+    url = PREFIX + path + (f"?notice={notice}" if notice else "")
+    return RedirectResponse(url, status_code=303, headers=SECURITY_HEADERS)
+
+
+def new_idempotency_key() -> str:
+    """Put in a form when it is rendered, so a double submit replays instead of acting twice."""
+    return f"console-{uuid.uuid4()}"
+
+
+def new_pre_session() -> str:
+    return secrets.token_urlsafe(24)
+
+
+async def api(dispatcher: Dispatcher, me: SignedIn, name: str, idempotency_key: str | None = None,
+              **args: Any) -> Any:
+    """Run a catalogue endpoint as the signed-in user (the same path as REST and MCP); its `data`, or
+    ConsoleError with the API's own message and status."""
+    if idempotency_key is not None:
+        args["idempotency_key"] = idempotency_key
+    outcome = await dispatcher.invoke(catalogue.get(name), args, token=None, caller=me.caller)
+    if outcome.body is None or not outcome.ok:
+        error = (outcome.body or {}).get("error") or {}
+        message = error.get("message") or "The request was refused."
+        code = error.get("code")
+        raise ConsoleError(f"{message} ({code})" if code else message, outcome.status)
+    return outcome.body["data"]

@@ -1,0 +1,53 @@
+"""MCP authorization (OAuth 2.1): registered clients, authorization codes and grants.
+
+A grant is what the user consented to: it owns an API key row (`key_id`) with the granted scopes and brands,
+so a token's authority is exactly an API key's, and revoking that key (console or CLI) ends the grant.
+Only SHA-256 hashes of codes and tokens are stored; client secrets are derived (HMAC of the client ID), never
+stored. Expiry times are Unix seconds of the wall clock (the OAuth handlers compare with `time.time()`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Field
+
+from storage.tables._base import Stamped, json_field, utc_field
+
+
+class OAuthClient(Stamped, table=True):
+    __tablename__ = "oauth_clients"
+
+    client_id: str = Field(primary_key=True, max_length=64)
+    metadata_json: dict[str, Any] = json_field(dict, nullable=False)  # RFC 7591 metadata without the secret
+
+
+class OAuthCode(Stamped, table=True):
+    __tablename__ = "oauth_codes"
+
+    code_hash: str = Field(primary_key=True, max_length=64)
+    client_id: str = Field(foreign_key="oauth_clients.client_id", max_length=64)
+    user_id: str = Field(foreign_key="users.id", max_length=40)
+    scopes: list[str] = json_field(list, nullable=False)
+    brand_ids: list[str] | None = json_field()
+    code_challenge: str = Field(max_length=128)
+    redirect_uri: str = Field(max_length=2000)
+    redirect_uri_provided_explicitly: bool = True
+    resource: str | None = Field(default=None, max_length=2000)
+    expires_at: int
+
+
+class OAuthGrant(Stamped, table=True):
+    __tablename__ = "oauth_grants"
+
+    id: str = Field(primary_key=True, max_length=40)
+    client_id: str = Field(foreign_key="oauth_clients.client_id", index=True, max_length=64)
+    user_id: str = Field(foreign_key="users.id", index=True, max_length=40)
+    key_id: str = Field(foreign_key="api_keys.id", index=True, max_length=40)
+    access_hash: str = Field(max_length=64, unique=True)
+    access_expires_at: int
+    refresh_hash: str = Field(max_length=64, unique=True)
+    refresh_expires_at: int
+    resource: str | None = Field(default=None, max_length=2000)
+    revoked_at: datetime | None = utc_field(nullable=True)
