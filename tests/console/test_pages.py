@@ -282,6 +282,6 @@ def test_users_create_cli(tmp_path, monkeypatch, capsys) -> None:
 
 def test_docs_show_every_console_screenshot() -> None:
     from pathlib import Path
-    docs = Path(__file__).parent.parent / "docs"
+    docs = Path(__file__).resolve().parents[2] / "docs"
     shown = set(re.findall(r"\(console/([a-z-]+\.png)\)", (docs / "console.md").read_text()))
     assert shown == {p.name for p in (docs / "console").glob("*.png")}
