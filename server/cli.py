@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import logging
+import os
 import pkgutil
 import sys
 from collections.abc import Callable, Sequence
@@ -18,9 +18,12 @@ import anyio
 
 import server.commands
 from schemas.settings import Settings
+from server import logs
 from storage.migrate import DatabaseBehind
 from tools.operator import OperatorError
 from tools.runtime import Runtime
+
+LOG_FORMATS = ("text", "json")
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +36,8 @@ class _Sub(argparse._SubParsersAction):
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
         parser = super().add_parser(name, **kwargs)
         parser.add_argument("--log-level", default=argparse.SUPPRESS, help="logging level (default INFO)")
+        parser.add_argument("--log-format", choices=LOG_FORMATS, default=argparse.SUPPRESS,
+                            help="text (default) or json: one JSON object per line")
         parser.register("action", "parsers", _Sub)
         return parser
 
@@ -40,6 +45,8 @@ class _Sub(argparse._SubParsersAction):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="socialpub", description="Self-hosted social publishing for LLM agents.")
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    parser.add_argument("--log-format", choices=LOG_FORMATS, default=os.environ.get("SOCIALPUB_LOG_FORMAT", "text"),
+                        help="text (default, or $SOCIALPUB_LOG_FORMAT) or json: one JSON object per line")
     parser.register("action", "parsers", _Sub)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in sorted(pkgutil.iter_modules(server.commands.__path__), key=lambda m: m.name):
@@ -84,10 +91,7 @@ def run_with_runtime(fn: Callable[[argparse.Namespace, Runtime], Any]) -> Callab
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    # Logs go to stderr: stdout carries command output (and, for `mcp --transport stdio`, only protocol).
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLogger().level))
+    logs.configure(args.log_level, args.log_format)
     try:
         return args.func(args)
     except (OperatorError, DatabaseBehind) as exc:

@@ -10,6 +10,7 @@ import hashlib
 import json
 import logging
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ from sqlmodel import select
 
 from schemas.errors import ApiError, issue
 from schemas.ids import new_id
+from server import logs, metrics
 from server.ratelimit import RateLimiter, retry_after
 from storage.tables.brands import Brand
 from storage.tables.idempotency import IdempotencyRecord
@@ -144,8 +146,21 @@ class Dispatcher:
     async def invoke(
         self, ep: Endpoint, args: Mapping[str, Any], *, token: str | None, headers: Mapping[str, str] | None = None,
         idempotency_header: str | None = None, request_id: str | None = None, client: str = "anonymous",
+        transport: str | None = None,
     ) -> Outcome:
         request_id = request_id or new_request_id()
+        started = time.perf_counter()
+        logs.KEY_ID.set(None)
+        outcome = await self._invoke_safely(ep, args, token, headers, idempotency_header, request_id, client)
+        metrics.REQUESTS.labels(ep.name, str(outcome.status)).inc()
+        metrics.REQUEST_SECONDS.labels(ep.name).observe(time.perf_counter() - started)
+        logs.log_call(request_id=request_id, endpoint=ep.name, status=outcome.status, started=started,
+                      transport=transport, client=client)
+        return outcome
+
+    async def _invoke_safely(self, ep: Endpoint, args: Mapping[str, Any], token: str | None,
+                             headers: Mapping[str, str] | None, idempotency_header: str | None, request_id: str,
+                             client: str) -> Outcome:
         try:
             return await self._invoke(ep, dict(args), token, headers or {}, idempotency_header, request_id, client)
         except ApiError as exc:
@@ -174,6 +189,7 @@ class Dispatcher:
             caller: Caller | None = None
             if not ep.public:
                 caller = await authenticate(session, token)
+                logs.KEY_ID.set(caller.key_id)
                 self._rate_limit(f"key:{caller.key_id}")
 
             brand = None
@@ -275,6 +291,7 @@ class Dispatcher:
     def _rate_limit(self, bucket: str) -> None:
         wait = self.rate_limiter.check(bucket)
         if wait is not None:
+            metrics.RATE_LIMITED.labels(bucket.split(":", 1)[0]).inc()
             seconds = retry_after(wait)
             raise ApiError("RATE_LIMITED", f"Rate limit reached; retry in {seconds} s.",
                            headers={"Retry-After": str(seconds)}, details={"retry_after_seconds": seconds})

@@ -29,6 +29,7 @@ from server.mcp_server import prompts, resources
 from server.mcp_server.keys import KeyUser
 from server.mcp_server.selection import PAGE_SIZE, Selection, SelectionError, page, parse_toolsets
 from server.mcp_server.tools import ToolSpec, render, specs
+from server.metrics import MCP_TOOL_CALLS
 from tools.auth import Caller, authenticate
 from tools.runtime import Runtime
 
@@ -157,7 +158,9 @@ class McpApp:
         if refused is not None:
             outcome = self.dispatcher.error(refused, new_request_id())
         else:
-            outcome = await self.dispatcher.invoke(spec.endpoint, args, token=ident.token, client=ident.client)
+            outcome = await self.dispatcher.invoke(spec.endpoint, args, token=ident.token, client=ident.client,
+                                                   transport="mcp")
+        MCP_TOOL_CALLS.labels(params.name, "ok" if outcome.ok else "error").inc()
         return render(spec.endpoint, outcome)
 
     # -- resources -------------------------------------------------------------------------------------
@@ -180,7 +183,8 @@ class McpApp:
                                             new_request_id())
         else:
             _, ep, path_args = found
-            outcome = await self.dispatcher.invoke(ep, path_args, token=ident.token, client=ident.client)
+            outcome = await self.dispatcher.invoke(ep, path_args, token=ident.token, client=ident.client,
+                                                   transport="mcp")
         if not outcome.ok:
             raise resource_error(outcome)
         data = (outcome.body or {}).get("data")
