@@ -19,6 +19,7 @@ import anyio
 import server.commands
 from schemas.settings import Settings
 from server import logs
+from server.ratelimit import RateLimitConfigError
 from storage.migrate import DatabaseBehind
 from tools.operator import OperatorError
 from tools.runtime import Runtime
@@ -94,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.configure(args.log_level, args.log_format)
     try:
         return args.func(args)
-    except (OperatorError, DatabaseBehind) as exc:
+    except (OperatorError, DatabaseBehind, RateLimitConfigError) as exc:
         print(f"socialpub: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

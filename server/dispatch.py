@@ -23,7 +23,7 @@ from sqlmodel import select
 from schemas.errors import ApiError, issue
 from schemas.ids import new_id
 from server import logs, metrics
-from server.ratelimit import RateLimiter, retry_after
+from server.ratelimit import RateLimiter, SharedLimiter, retry_after
 from storage.tables.brands import Brand
 from storage.tables.idempotency import IdempotencyRecord
 from tools.auth import Caller, authenticate
@@ -139,8 +139,10 @@ class Dispatcher:
 
     def __init__(self, rt: Runtime, rate_limiter: RateLimiter | None = None) -> None:
         self.rt = rt
+        # Public HTML pages (bio, claim) keep an in-process bucket per address; the API budget is shared.
         self.rate_limiter = rate_limiter or RateLimiter(rt.settings.rate_limit_requests,
                                                         rt.settings.rate_limit_window)
+        self.limiter = SharedLimiter.from_settings(rt.settings, rt.db)
         self._validators: dict[str, Draft202012Validator] = {}
 
     async def invoke(
@@ -184,13 +186,13 @@ class Dispatcher:
         body_key = args.pop("idempotency_key", None)
 
         if ep.public:
-            self._rate_limit(f"ip:{client}")
+            await self._rate_limit(f"ip:{client}")
         async with rt.db.session(write=not ep.changes_nothing) as session:
             caller: Caller | None = None
             if not ep.public:
                 caller = await authenticate(session, token)
                 logs.KEY_ID.set(caller.key_id)
-                self._rate_limit(f"key:{caller.key_id}")
+                await self._rate_limit(f"key:{caller.key_id}")
 
             brand = None
             if "brand_id" in ep.path_params:
@@ -288,8 +290,8 @@ class Dispatcher:
                                          "Use 1 to 255 printable ASCII characters without spaces.")])
         return key
 
-    def _rate_limit(self, bucket: str) -> None:
-        wait = self.rate_limiter.check(bucket)
+    async def _rate_limit(self, bucket: str) -> None:
+        wait = await self.limiter.check(bucket)
         if wait is not None:
             metrics.RATE_LIMITED.labels(bucket.split(":", 1)[0]).inc()
             seconds = retry_after(wait)
