@@ -130,3 +130,11 @@ async def world(env: Env) -> World:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "postgres: the PostgreSQL leg of a database test")
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Any:
+    """moto's S3 server on a free 127.0.0.1 port (tests/s3_support.py)."""
+    from tests.s3_support import start_moto
+
+    yield from start_moto()
