@@ -28,6 +28,7 @@ from storage.tables.brands import Brand
 from storage.tables.idempotency import IdempotencyRecord
 from tools.auth import Caller, authenticate
 from tools.endpoint import Call, Endpoint, Reply, field_locations
+from tools.retention import idempotency_cutoff
 from tools.runtime import Runtime
 from tools.tool_schemas import envelope_schema
 
@@ -217,6 +218,11 @@ class Dispatcher:
             if idem_key is not None and caller is not None:
                 digest = request_hash(ep, model)
                 stored = await self._stored(session, caller, ep, idem_key)
+                if stored is not None and stored.created_at < idempotency_cutoff(rt):
+                    # Past SOCIALPUB_IDEMPOTENCY_TTL the key is forgotten: this is a new request.
+                    await session.delete(stored)
+                    await session.flush()
+                    stored = None
                 if stored is not None:
                     return self._replay(ep, stored, digest, request_id)
                 record = IdempotencyRecord(id=new_id("idm"), api_key_id=caller.key_id, endpoint=ep.name,
