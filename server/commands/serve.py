@@ -15,6 +15,14 @@ from storage.migrate import check_current
 from tools.runtime import Runtime
 
 
+async def _preflight(rt: Runtime) -> None:
+    try:
+        await check_current(rt.db)
+    finally:
+        # This loop is thrown away: close its pooled connections in it (asyncpg binds them to their loop).
+        await rt.db.dispose()
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     overrides: dict[str, object] = {"worker_enabled": False} if args.no_worker else {}
     if args.allowed_hosts:
@@ -22,9 +30,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = Settings.from_env(**overrides)
     rt = Runtime.from_settings(settings)
     # Fail fast with the migration message instead of a stack trace from inside uvicorn's lifespan.
-    anyio.run(check_current, rt.db)
-    # The check ran in a throw-away event loop: drop its pooled connections (asyncpg binds them to that loop).
-    anyio.run(rt.db.dispose)
+    anyio.run(_preflight, rt)
     app = build_app(rt)
     # log_config=None: uvicorn keeps the handlers `socialpub --log-format` set up (text or JSON lines).
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(), lifespan="on",
