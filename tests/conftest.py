@@ -138,3 +138,14 @@ def s3_server() -> Any:
     from tests.s3_support import start_moto
 
     yield from start_moto()
+
+
+@pytest.fixture
+def pg_scratch() -> Any:
+    """A private, migrated PostgreSQL database for subprocess tests (dropped afterwards); skips without one."""
+    base = os.environ.get(PG_ENV)
+    if not base:
+        pytest.skip(f"needs PostgreSQL: set {PG_ENV}")
+    url = create_pg_database(base)
+    yield url
+    drop_pg_database(base, url)

@@ -13,7 +13,6 @@ the sandbox provider's ledger, which stands for the social network both would pu
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 from datetime import timedelta
@@ -33,7 +32,6 @@ from storage.tables.integrations import Integration
 from storage.tables.publishing import PublishTarget, Schedule
 from tests.media_support import image_bytes, sha
 from tests.ops_support import cli_env, free_port, processes, run_cli, spawn, wait_http
-from tests.support import PG_ENV, create_pg_database, drop_pg_database
 from tests.worker_support import seed_post, seed_schedule
 
 pytestmark = pytest.mark.slow
@@ -79,19 +77,9 @@ async def published(url: str, ids: list[str]) -> tuple[int, int]:
         await db.dispose()
 
 
-@pytest.fixture
-def pg_scratch() -> str:
-    base = os.environ.get(PG_ENV)
-    if not base:
-        pytest.skip(f"multi-machine test needs PostgreSQL: set {PG_ENV}")
+def test_two_replicas_two_workers(tmp_path: Path, pg_scratch: str, s3_server) -> None:
     if not reachable("127.0.0.1", 6379):
         pytest.skip("multi-machine test needs Redis at 127.0.0.1:6379")
-    url = create_pg_database(base)
-    yield url
-    drop_pg_database(base, url)
-
-
-def test_two_replicas_two_workers(tmp_path: Path, pg_scratch: str, s3_server) -> None:
     bucket = s3_server.new_bucket()
     shared = {"SOCIALPUB_DATABASE_URL": pg_scratch, "SOCIALPUB_RATE_LIMIT_STORAGE": "redis://127.0.0.1:6379/0",
               "SOCIALPUB_RATE_LIMIT": f"{BUDGET}/60", "SOCIALPUB_SIGNING_SECRET": "multi-machine-test-secret",
