@@ -33,6 +33,7 @@ def build_app(rt: Runtime, *, run_worker: bool | None = None, check_schema: bool
         async with contextlib.AsyncExitStack() as stack:
             for enter in [*lifespans, *(extra_lifespans or [])]:
                 await stack.enter_async_context(enter(rt))
+            stack.push_async_callback(dispatcher.limiter.aclose)
             async with anyio.create_task_group() as tg:
                 if worker_on:
                     tg.start_soon(Worker(rt).run_forever)

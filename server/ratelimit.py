@@ -21,6 +21,7 @@ from limits.aio.storage import MemoryStorage, Storage
 from limits.aio.strategies import FixedWindowRateLimiter
 from limits.storage import storage_from_string
 from sqlalchemy import case, delete, select
+from sqlalchemy.ext.asyncio import create_async_engine
 from starlette.responses import Response
 
 from storage.db import Database
@@ -80,7 +81,9 @@ class DatabaseStorage(Storage):
 
     def __init__(self, db: Database) -> None:
         super().__init__()
-        self.db = db
+        # Its own small pool: a request holds a connection of the main pool while it is counted, so counting
+        # from that pool too would deadlock once every connection waits for a second one.
+        self.engine = create_async_engine(db.url, pool_size=5, max_overflow=5, pool_timeout=5, pool_pre_ping=True)
         if db.dialect == "postgresql":
             from sqlalchemy.dialects.postgresql import insert
         else:
@@ -99,12 +102,12 @@ class DatabaseStorage(Storage):
             "count": case((expired, amount), else_=table.c.count + amount),
             "expires_at": case((expired, now + expiry), else_=table.c.expires_at),
         }).returning(table.c.count)
-        async with self.db.write_engine.begin() as conn:
+        async with self.engine.begin() as conn:
             return int((await conn.execute(stmt)).scalar_one())
 
     async def _row(self, key: str) -> tuple[int, float] | None:
         table = RateLimitCounter.__table__
-        async with self.db.read_engine.connect() as conn:
+        async with self.engine.connect() as conn:
             row = (await conn.execute(select(table.c.count, table.c.expires_at).where(table.c.key == key))).first()
         return (int(row[0]), float(row[1])) if row and row[1] > time.time() else None
 
@@ -118,18 +121,21 @@ class DatabaseStorage(Storage):
 
     async def check(self) -> bool:
         try:
-            async with self.db.read_engine.connect() as conn:
+            async with self.engine.connect() as conn:
                 await conn.execute(select(1))
             return True
         except Exception:
             return False
 
     async def reset(self) -> int | None:
-        async with self.db.write_engine.begin() as conn:
+        async with self.engine.begin() as conn:
             return (await conn.execute(delete(RateLimitCounter.__table__))).rowcount
 
+    async def aclose(self) -> None:
+        await self.engine.dispose()
+
     async def clear(self, key: str) -> None:
-        async with self.db.write_engine.begin() as conn:
+        async with self.engine.begin() as conn:
             await conn.execute(delete(RateLimitCounter.__table__).where(RateLimitCounter.__table__.c.key == key))
 
 
@@ -183,3 +189,8 @@ class SharedLimiter:
                 log.warning("rate-limit storage unavailable (%s); allowing requests", type(exc).__name__)
             return None
         return max(0.001, reset - time.time())
+
+    async def aclose(self) -> None:
+        close = getattr(self.storage, "aclose", None)
+        if close is not None:
+            await close()

@@ -3,8 +3,11 @@ PostgreSQL database, the same 429 envelope with Retry-After, and a limiter outag
 
 from __future__ import annotations
 
+import contextlib
 import socket
+from collections.abc import AsyncIterator
 
+import anyio
 import httpx
 import pytest
 
@@ -25,10 +28,16 @@ def redis_up() -> bool:
         return False
 
 
-def replica(env, **settings) -> httpx.AsyncClient:
+@contextlib.asynccontextmanager
+async def replica(env, **settings) -> AsyncIterator[httpx.AsyncClient]:
     rt = Runtime(settings=env.rt.settings.model_copy(update=settings), db=env.db, clock=env.clock)
-    app = build_app(rt, run_worker=False, dispatcher=Dispatcher(rt))
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+    dispatcher = Dispatcher(rt)
+    app = build_app(rt, run_worker=False, dispatcher=dispatcher)
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as c:
+            yield c
+    finally:
+        await dispatcher.limiter.aclose()
 
 
 @pytest.mark.parametrize("storage", ["redis", "database"])
@@ -56,6 +65,17 @@ async def test_budget_is_shared_across_replicas(env, storage) -> None:
         assert err["code"] == "RATE_LIMITED" and err["retryable"] is True
         assert 1 <= int(refused.headers["retry-after"]) <= 60
         assert err["details"]["retry_after_seconds"] == int(refused.headers["retry-after"])
+        # many requests in flight at once (more than the database pool holds) neither deadlock nor fail
+        crowd = await env.key(ws, name="crowd")
+        async with anyio.create_task_group() as tg:
+            results: list[int] = []
+
+            async def hit(client) -> None:
+                results.append((await client.get("/v1/context", headers=env.auth(crowd))).status_code)
+
+            for n in range(24):
+                tg.start_soon(hit, one if n % 2 else two)
+        assert sorted(results) == [200] * budget + [429] * (24 - budget)
         # another key has its own budget
         other = await env.key(ws, name="other")
         assert (await two.get("/v1/context", headers=env.auth(other))).status_code == 200
