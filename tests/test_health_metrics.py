@@ -120,3 +120,22 @@ async def test_metrics_token(env) -> None:
         resp = await c.get("/metrics", headers={"Authorization": "Bearer scrape-secret"})
         assert resp.status_code == 200 and "socialpub_requests_total" in resp.text
         assert "scrape-secret" not in resp.text
+
+
+async def test_metrics_count_mcp_tool_calls(world) -> None:
+    from tests.mcp_support import in_memory
+
+    env = world.env
+    before = samples((await env.rest.get("/metrics")).text)
+    async with in_memory(env, world.full_key) as mcp:
+        await mcp.call_tool("get_brand", {"brand_id": world.brand_a.id})
+        await mcp.call_tool("get_brand", {"brand_id": "brd_nope"})
+    after = samples((await env.rest.get("/metrics")).text)
+
+    def delta(name: str, **labels: str) -> float:
+        k = (name, tuple(sorted(labels.items())))
+        return after.get(k, 0) - before.get(k, 0)
+
+    assert delta("socialpub_mcp_tool_calls_total", tool="get_brand", outcome="ok") == 1
+    assert delta("socialpub_mcp_tool_calls_total", tool="get_brand", outcome="error") == 1
+    assert delta("socialpub_requests_total", endpoint="get_brand", status="200") == 1

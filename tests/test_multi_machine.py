@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from sqlmodel import func, select
 
 from providers.sandbox import SandboxLedger
@@ -97,8 +98,10 @@ def test_two_replicas_two_workers(tmp_path: Path, pg_scratch: str, s3_server) ->
             env = cli_env(tmp_path / f"replica{n}", SOCIALPUB_PUBLIC_URL=f"http://127.0.0.1:{port}", **shared)
             spawn(procs, env, "serve", "--no-worker", "--port", str(port), log=tmp_path / f"replica{n}.log")
             bases.append(f"http://127.0.0.1:{port}")
-        for n in (1, 2):
-            spawn(procs, cli_env(worker_home, **shared), "worker", log=tmp_path / f"worker{n}.log")
+        metric_ports = [free_port(), free_port()]
+        for n, port in enumerate(metric_ports, 1):
+            spawn(procs, cli_env(worker_home, **shared), "worker", "--metrics-port", str(port),
+                  log=tmp_path / f"worker{n}.log")
         for base, proc in zip(bases, procs, strict=False):
             wait_http(f"{base}/readyz", proc, timeout=90)  # 200 only once a worker heartbeat is fresh
         one, two = (httpx.Client(base_url=b, timeout=30) for b in bases)
@@ -147,5 +150,16 @@ def test_two_replicas_two_workers(tmp_path: Path, pg_scratch: str, s3_server) ->
         time.sleep(2)  # a duplicate publish would land in the ledger now
         counts = SandboxLedger(worker_home / "sandbox" / "ledger.db").publishes()
         assert len(counts) == SCHEDULES and set(counts.values()) == {1}
+        # The workers' own /metrics count each publish once, wherever it happened.
+        outcomes = latency = 0.0
+        for port in metric_ports:
+            for family in text_string_to_metric_families(httpx.get(f"http://127.0.0.1:{port}/metrics").text):
+                for sample in family.samples:
+                    if sample.name == "socialpub_publish_outcomes_total" and sample.labels == {
+                            "platform": "facebook", "outcome": "published", "error_kind": "none"}:
+                        outcomes += sample.value
+                    if sample.name == "socialpub_provider_call_duration_seconds_count":
+                        latency += sample.value
+        assert outcomes == SCHEDULES and latency == SCHEDULES
         for proc in procs:
             assert proc.poll() is None, f"{proc.args} died"
