@@ -57,9 +57,25 @@ class TextFormatter(logging.Formatter):
         return redact(super().format(record))
 
 
+class StderrHandler(logging.StreamHandler):
+    """Writes to whatever `sys.stderr` is at the time (as logging's own last-resort handler does), so a
+    replaced stderr (pytest's capture, a daemon's redirection) never leaves it writing to a closed file."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def configure(level: str, fmt: str) -> None:
     """Logs go to stderr: stdout carries command output (and, for `mcp --transport stdio`, only protocol)."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = StderrHandler()
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     root = logging.getLogger()
     for old in list(root.handlers):
