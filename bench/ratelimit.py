@@ -100,15 +100,18 @@ def main() -> None:
         kinds = ["memory", REDIS, *(["database"] if args.postgres else [])]
         procs = {}
         best = dict.fromkeys(kinds, 0.0)
+        cpu: dict[str, float] = {}
         try:
             for kind in kinds:
                 procs[kind] = start(kind, db_url, home)
             for _ in range(args.rounds):
                 for kind in kinds:
                     proc, base = procs[kind]
-                    rate, _ = asyncio.run(measure(base, {"Authorization": f"Bearer {secret}"}, args.requests,
-                                                  args.concurrency, proc.pid))
+                    rate, cpu_ms = asyncio.run(measure(base, {"Authorization": f"Bearer {secret}"},
+                                                       args.requests, args.concurrency, proc.pid))
                     best[kind] = max(best[kind], rate)
+                    if cpu_ms is not None:
+                        cpu[kind] = min(cpu.get(kind, cpu_ms), cpu_ms)
         finally:
             for proc, _ in procs.values():
                 proc.terminate()
@@ -118,7 +121,10 @@ def main() -> None:
     print(f"requests={args.requests} concurrency={args.concurrency} rounds={args.rounds} "
           f"database={'postgresql' if args.postgres else 'sqlite'} (best of rounds)")
     for kind in kinds:
-        print(f"limits in {kind:24} {best[kind]:9.1f} req/s   ratio to memory {best[kind] / best['memory']:.3f}")
+        line = f"limits in {kind:24} {best[kind]:9.1f} req/s   ratio to memory {best[kind] / best['memory']:.3f}"
+        if kind in cpu and "memory" in cpu:
+            line += f"   server CPU {cpu[kind]:.2f} ms/request (memory/this {cpu['memory'] / cpu[kind]:.3f})"
+        print(line)
     print(f"ratio redis/memory (goal >= 0.90): {best[REDIS] / best['memory']:.3f}")
 
 
