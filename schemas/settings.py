@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 
 def default_home() -> Path:
@@ -62,6 +63,14 @@ class Settings(BaseModel):
     s3_region: str | None = None
     s3_access_key_id: str | None = None
     s3_secret_access_key: str | None = None
+
+    @field_validator("media_store")
+    @classmethod
+    def _media_store_is_s3(cls, value: str | None) -> str | None:
+        # Checked at start-up, not at the first upload.
+        if value and not re.match(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^?#]*)?$", value):
+            raise ValueError("SOCIALPUB_MEDIA_STORE must look like s3://bucket or s3://bucket/prefix")
+        return value or None
 
     @property
     def resolved_media_url(self) -> str:
