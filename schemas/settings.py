@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 
 def default_home() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "socialpub"
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(value: str) -> float:
+    """Seconds from "90", "90s", "15m", "24h" or "7d"."""
+    value = value.strip().lower()
+    if value and value[-1] in _UNITS:
+        return float(value[:-1]) * _UNITS[value[-1]]
+    return float(value)
 
 
 class Settings(BaseModel):
@@ -41,6 +53,29 @@ class Settings(BaseModel):
     # Validate every success payload against its declared response schema (tests turn this on).
     validate_responses: bool = False
     upgrade_url: str = "https://socialpub.example/pricing"
+    # --- running past one machine (docs/operations.md) ---
+    # Where rate-limit counters live: "memory" (this process), "redis://host:port[/db]", or "database".
+    rate_limit_storage: str = "memory"
+    # Bearer token /metrics requires; unset: /metrics is public (keep it on a private network then).
+    metrics_token: str | None = None
+    # /readyz also requires a fresh worker heartbeat; None: only when this process runs the worker.
+    expect_worker: bool | None = None
+    # Idempotency records are kept this long (seconds); a replay after that acts as a new request.
+    idempotency_ttl: float = 86_400.0
+    # Media bytes: unset = local disk under home; "s3://bucket/prefix" = an S3-compatible object store.
+    media_store: str | None = None
+    s3_endpoint_url: str | None = None
+    s3_region: str | None = None
+    s3_access_key_id: str | None = None
+    s3_secret_access_key: str | None = None
+
+    @field_validator("media_store")
+    @classmethod
+    def _media_store_is_s3(cls, value: str | None) -> str | None:
+        # Checked at start-up, not at the first upload.
+        if value and not re.match(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^?#]*)?$", value):
+            raise ValueError("SOCIALPUB_MEDIA_STORE must look like s3://bucket or s3://bucket/prefix")
+        return value or None
 
     @property
     def resolved_media_url(self) -> str:
@@ -84,5 +119,16 @@ class Settings(BaseModel):
             values["api_key"] = env["SOCIALPUB_API_KEY"]
         if env.get("SOCIALPUB_WORKER", "").lower() in ("0", "false", "off", "no"):
             values["worker_enabled"] = False
+        if env.get("SOCIALPUB_RATE_LIMIT_STORAGE"):
+            values["rate_limit_storage"] = env["SOCIALPUB_RATE_LIMIT_STORAGE"]
+        if env.get("SOCIALPUB_METRICS_TOKEN"):
+            values["metrics_token"] = env["SOCIALPUB_METRICS_TOKEN"]
+        if env.get("SOCIALPUB_EXPECT_WORKER"):
+            values["expect_worker"] = env["SOCIALPUB_EXPECT_WORKER"].lower() in ("1", "true", "on", "yes")
+        if env.get("SOCIALPUB_IDEMPOTENCY_TTL"):
+            values["idempotency_ttl"] = parse_duration(env["SOCIALPUB_IDEMPOTENCY_TTL"])
+        for name in ("media_store", "s3_endpoint_url", "s3_region", "s3_access_key_id", "s3_secret_access_key"):
+            if env.get(f"SOCIALPUB_{name.upper()}"):
+                values[name] = env[f"SOCIALPUB_{name.upper()}"]
         values.update(overrides)
         return cls(**values)

@@ -11,7 +11,7 @@ import anyio
 from starlette.applications import Starlette
 
 from schemas.settings import Settings
-from server import mounts
+from server import health, metrics, mounts
 from server.dispatch import Dispatcher
 from server.rest import rest_app
 from server.worker import Worker
@@ -33,13 +33,15 @@ def build_app(rt: Runtime, *, run_worker: bool | None = None, check_schema: bool
         async with contextlib.AsyncExitStack() as stack:
             for enter in [*lifespans, *(extra_lifespans or [])]:
                 await stack.enter_async_context(enter(rt))
+            stack.push_async_callback(dispatcher.limiter.aclose)
             async with anyio.create_task_group() as tg:
                 if worker_on:
                     tg.start_soon(Worker(rt).run_forever)
                 yield
                 tg.cancel_scope.cancel()
 
-    routes = list(extra_routes or [])
+    # Operations routes (server/health.py, server/metrics.py): outside /v1, never behind an API key.
+    routes = [*health.routes(rt, in_process_worker=worker_on), *metrics.routes(rt), *(extra_routes or [])]
     lifespans = []
     for module in mounts.modules():
         if hasattr(module, "routes"):

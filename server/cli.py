@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,9 +19,13 @@ import anyio
 
 import server.commands
 from schemas.settings import Settings
+from server import logs
+from server.ratelimit import RateLimitConfigError
 from storage.migrate import DatabaseAhead, DatabaseBehind, DatabaseNotReady, DatabaseUnreachable, DatabaseUnusable
 from tools.operator.actions import OperatorError
 from tools.runtime import Runtime
+
+LOG_FORMATS = ("text", "json")
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
@@ -68,6 +72,8 @@ class _Sub(argparse._SubParsersAction):
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
         parser = super().add_parser(name, **kwargs)
         parser.add_argument("--log-level", default=argparse.SUPPRESS, help="logging level (default INFO)")
+        parser.add_argument("--log-format", choices=LOG_FORMATS, default=argparse.SUPPRESS,
+                            help="text (default) or json: one JSON object per line")
         parser.register("action", "parsers", _Sub)
         return parser
 
@@ -75,6 +81,8 @@ class _Sub(argparse._SubParsersAction):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="socialpub", description="Self-hosted social publishing for LLM agents.")
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    parser.add_argument("--log-format", choices=LOG_FORMATS, default=os.environ.get("SOCIALPUB_LOG_FORMAT", "text"),
+                        help="text (default, or $SOCIALPUB_LOG_FORMAT) or json: one JSON object per line")
     parser.register("action", "parsers", _Sub)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in server.commands.modules():
@@ -120,13 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     _Parser.json_errors = "--json" in (sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
-    # Logs go to stderr: stdout carries command output (and, for `mcp --transport stdio`, only protocol).
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLogger().level))
+    logs.configure(args.log_level, args.log_format)
     try:
         return args.func(args)
-    except (OperatorError, DatabaseNotReady, DatabaseUnusable) as exc:
+    except (OperatorError, DatabaseNotReady, DatabaseUnusable, RateLimitConfigError) as exc:
         return report_error(getattr(args, "json", False), _error_code(exc), str(exc), getattr(exc, "details", None))
     except KeyboardInterrupt:
         return 130

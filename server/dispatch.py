@@ -14,6 +14,7 @@ import hashlib
 import json
 import logging
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,12 +27,14 @@ from sqlmodel import select
 
 from schemas.errors import ApiError, issue
 from schemas.ids import new_id
-from server.ratelimit import RateLimiter, retry_after
+from server import logs, metrics
+from server.ratelimit import RateLimiter, SharedLimiter, retry_after
 from storage.tables.accounts import ApiKey
 from storage.tables.brands import Brand
 from storage.tables.idempotency import IdempotencyRecord
 from tools import catalogue
 from tools.endpoint import Call, Endpoint, Reply, field_locations
+from tools.retention import idempotency_cutoff
 from tools.runtime import Runtime
 from tools.services.auth import Caller, authenticate
 from tools.tool_schemas import envelope_schema
@@ -148,8 +151,10 @@ class Dispatcher:
 
     def __init__(self, rt: Runtime, rate_limiter: RateLimiter | None = None) -> None:
         self.rt = rt
+        # Public HTML pages (bio, claim) keep an in-process bucket per address; the API budget is shared.
         self.rate_limiter = rate_limiter or RateLimiter(rt.settings.rate_limit_requests,
                                                         rt.settings.rate_limit_window)
+        self.limiter = SharedLimiter.from_settings(rt.settings, rt.db)
         # Response validators, compiled once at start-up (only when responses are checked: tests, development).
         self._validators: dict[str, Draft202012Validator] = {}
         if rt.settings.validate_responses:
@@ -158,12 +163,25 @@ class Dispatcher:
     async def invoke(
         self, ep: Endpoint, args: Mapping[str, Any], *, token: str | None, headers: Mapping[str, str] | None = None,
         idempotency_header: str | None = None, request_id: str | None = None, client: str = "anonymous",
-        refused: ApiError | None = None, caller: Caller | None = None,
+        refused: ApiError | None = None, caller: Caller | None = None, transport: str | None = None,
     ) -> Outcome:
         """`refused`: what the adapter found wrong with the arguments; reported at the validation step.
         `caller`: an identity already authenticated by another front door (the console's signed-in user,
         server/console/identity.py, or an MCP OAuth token) instead of `token`; every later step is the same."""
         request_id = request_id or new_request_id()
+        started = time.perf_counter()
+        logs.KEY_ID.set(None)
+        outcome = await self._invoke_safely(ep, args, token, headers, idempotency_header, request_id, client,
+                                            refused, caller)
+        metrics.REQUESTS.labels(ep.name, str(outcome.status)).inc()
+        metrics.REQUEST_SECONDS.labels(ep.name).observe(time.perf_counter() - started)
+        logs.log_call(request_id=request_id, endpoint=ep.name, status=outcome.status, started=started,
+                      transport=transport, client=client)
+        return outcome
+
+    async def _invoke_safely(self, ep: Endpoint, args: Mapping[str, Any], token: str | None,
+                             headers: Mapping[str, str] | None, idempotency_header: str | None, request_id: str,
+                             client: str, refused: ApiError | None, caller: Caller | None) -> Outcome:
         try:
             return await self._invoke(ep, dict(args), token, headers or {}, idempotency_header, request_id, client,
                                       refused, caller)
@@ -189,12 +207,13 @@ class Dispatcher:
         body_key = args.pop("idempotency_key", None)
 
         if ep.public:
-            self._rate_limit(f"ip:{client}")
+            await self._rate_limit(f"ip:{client}")
         async with rt.db.session(write=not ep.changes_nothing) as session:
             caller: Caller | None = None
             if not ep.public:
                 caller = given or await authenticate(session, token)
-                self._rate_limit(f"key:{caller.key_id}")
+                logs.KEY_ID.set(caller.key_id)
+                await self._rate_limit(f"key:{caller.key_id}")
 
             brand = None
             # (A missing or non-string brand_id, possible only over MCP, is left to validation.)
@@ -225,6 +244,11 @@ class Dispatcher:
             if idem_key is not None and caller is not None:
                 digest = request_hash(ep, model)
                 stored = await self._stored(session, caller, ep, idem_key)
+                if stored is not None and stored.created_at < idempotency_cutoff(rt):
+                    # Past SOCIALPUB_IDEMPOTENCY_TTL the key is forgotten: this is a new request.
+                    await session.delete(stored)
+                    await session.flush()
+                    stored = None
                 if stored is not None:
                     return self._replay(ep, stored, digest, request_id)
                 record = IdempotencyRecord(id=new_id("idm"), api_key_id=caller.key_id, endpoint=ep.name,
@@ -312,9 +336,10 @@ class Dispatcher:
                                          "Use 1 to 255 printable ASCII characters without spaces.")])
         return key
 
-    def _rate_limit(self, bucket: str) -> None:
-        wait = self.rate_limiter.check(bucket)
+    async def _rate_limit(self, bucket: str) -> None:
+        wait = await self.limiter.check(bucket)
         if wait is not None:
+            metrics.RATE_LIMITED.labels(bucket.split(":", 1)[0]).inc()
             seconds = retry_after(wait)
             raise ApiError("RATE_LIMITED", f"Rate limit reached; retry in {seconds} s.",
                            headers={"Retry-After": str(seconds)}, details={"retry_after_seconds": seconds})

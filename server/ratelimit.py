@@ -1,11 +1,33 @@
-"""Per-key token buckets, in memory (per process; each replica enforces its own budget)."""
+"""Rate limits.
+
+`SharedLimiter` holds the per-key (and per-IP, for keyless endpoints) API budget: `rate_limit_requests` per
+`rate_limit_window` seconds, counted by the `limits` library in fixed windows, in the storage
+`SOCIALPUB_RATE_LIMIT_STORAGE` names: `memory` (this process: the default for one machine), `redis://host:port`
+(every replica shares the counters), or `database` (a counter row per key in the service's PostgreSQL, with one
+atomic upsert per request: no extra component, see docs/decisions.md). `RateLimiter` below is the small
+in-process token bucket that still guards the public HTML pages (bio, claim) per client address.
+"""
 
 from __future__ import annotations
 
+import logging
+import math
 import time
 from collections.abc import Callable
+from typing import Any
 
+from limits import RateLimitItemPerSecond
+from limits.aio.storage import MemoryStorage, Storage
+from limits.aio.strategies import FixedWindowRateLimiter
+from limits.storage import storage_from_string
+from sqlalchemy import case, delete, select
+from sqlalchemy.ext.asyncio import create_async_engine
 from starlette.responses import Response
+
+from storage.db import Database
+from storage.tables.operations import RateLimitCounter
+
+log = logging.getLogger("socialpub.ratelimit")
 
 _MAX_BUCKETS = 100_000  # bound memory: idle buckets are dropped first
 
@@ -48,3 +70,127 @@ class RateLimiter:
     def _prune(self, now: float) -> None:
         full_after = self.capacity / self.rate if self.rate else 0
         self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < full_after}
+
+
+class DatabaseStorage(Storage):
+    """`limits` storage on the service's own database: one row per limit key, bumped by an atomic
+    INSERT .. ON CONFLICT DO UPDATE .. RETURNING, which restarts the window when the row has expired. `limits`
+    ships no async PostgreSQL storage; expired rows are removed by the retention tick (tools/retention.py)."""
+
+    STORAGE_SCHEME = None
+
+    def __init__(self, db: Database) -> None:
+        super().__init__()
+        # Its own small pool: a request holds a connection of the main pool while it is counted, so counting
+        # from that pool too would deadlock once every connection waits for a second one.
+        self.engine = create_async_engine(db.url, pool_size=5, max_overflow=5, pool_timeout=5, pool_pre_ping=True)
+        if db.dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        self._insert = insert
+
+    @property
+    def base_exceptions(self) -> type[Exception] | tuple[type[Exception], ...]:
+        return Exception
+
+    async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        now, table = time.time(), RateLimitCounter.__table__
+        expired = table.c.expires_at <= now
+        stmt = self._insert(table).values(key=key, count=amount, expires_at=now + expiry)
+        stmt = stmt.on_conflict_do_update(index_elements=[table.c.key], set_={
+            "count": case((expired, amount), else_=table.c.count + amount),
+            "expires_at": case((expired, now + expiry), else_=table.c.expires_at),
+        }).returning(table.c.count)
+        async with self.engine.begin() as conn:
+            return int((await conn.execute(stmt)).scalar_one())
+
+    async def _row(self, key: str) -> tuple[int, float] | None:
+        table = RateLimitCounter.__table__
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(select(table.c.count, table.c.expires_at).where(table.c.key == key))).first()
+        return (int(row[0]), float(row[1])) if row and row[1] > time.time() else None
+
+    async def get(self, key: str) -> int:
+        row = await self._row(key)
+        return row[0] if row else 0
+
+    async def get_expiry(self, key: str) -> float:
+        row = await self._row(key)
+        return row[1] if row else time.time()
+
+    async def check(self) -> bool:
+        try:
+            async with self.engine.connect() as conn:
+                await conn.execute(select(1))
+            return True
+        except Exception:
+            return False
+
+    async def reset(self) -> int | None:
+        async with self.engine.begin() as conn:
+            return (await conn.execute(delete(RateLimitCounter.__table__))).rowcount
+
+    async def aclose(self) -> None:
+        await self.engine.dispose()
+
+    async def clear(self, key: str) -> None:
+        async with self.engine.begin() as conn:
+            await conn.execute(delete(RateLimitCounter.__table__).where(RateLimitCounter.__table__.c.key == key))
+
+
+class RateLimitConfigError(ValueError):
+    """SOCIALPUB_RATE_LIMIT_STORAGE names something this service cannot use."""
+
+
+def storage_for(spec: str, db: Database) -> Storage:
+    spec = (spec or "memory").strip()
+    if spec == "memory":
+        return MemoryStorage()
+    if spec == "database":
+        if db.is_sqlite:
+            raise RateLimitConfigError(
+                "SOCIALPUB_RATE_LIMIT_STORAGE=database needs PostgreSQL (on SQLite every request would queue on the "
+                "single writer); use memory on one machine.")
+        return DatabaseStorage(db)
+    if spec.startswith(("redis://", "rediss://")):
+        return storage_from_string(f"async+{spec}")
+    raise RateLimitConfigError(f"SOCIALPUB_RATE_LIMIT_STORAGE must be memory, database or redis://host:port, "
+                               f"not {spec[:60]!r}.")
+
+
+class SharedLimiter:
+    """The API budget, counted where the settings say. `check` answers None (allowed) or the seconds to wait.
+
+    If the storage fails (Redis or the database unreachable) the request is allowed and a warning logged:
+    a limiter outage must not become an API outage."""
+
+    def __init__(self, requests: int, window: float, storage: Storage) -> None:
+        self.item = RateLimitItemPerSecond(requests, max(1, math.ceil(window))) if requests > 0 else None
+        self.storage = storage
+        self.strategy = FixedWindowRateLimiter(storage)
+        self._warned = 0.0
+
+    @classmethod
+    def from_settings(cls, settings: Any, db: Database) -> SharedLimiter:
+        return cls(settings.rate_limit_requests, settings.rate_limit_window,
+                   storage_for(settings.rate_limit_storage, db))
+
+    async def check(self, bucket: str) -> float | None:
+        if self.item is None:
+            return None
+        try:
+            if await self.strategy.hit(self.item, bucket):
+                return None
+            reset = (await self.strategy.get_window_stats(self.item, bucket)).reset_time
+        except Exception as exc:
+            if time.monotonic() - self._warned > 60:
+                self._warned = time.monotonic()
+                log.warning("rate-limit storage unavailable (%s); allowing requests", type(exc).__name__)
+            return None
+        return max(0.001, reset - time.time())
+
+    async def aclose(self) -> None:
+        close = getattr(self.storage, "aclose", None)
+        if close is not None:
+            await close()

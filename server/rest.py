@@ -144,7 +144,7 @@ class PathHandler:
         outcome = await self.dispatcher.invoke(
             ep, args, token=token, headers=request.headers, request_id=request_id,
             idempotency_header=request.headers.get("idempotency-key"),
-            client=request.client.host if request.client else "unknown", refused=refused,
+            client=request.client.host if request.client else "unknown", refused=refused, transport="rest",
         )
         return render(outcome, request_id, head=request.method == "HEAD")
 

@@ -8,6 +8,7 @@ this loop on its own;
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -86,15 +87,33 @@ class Worker:
                 await queue.fail(session, job_id, self.owner, now, error, retry=retry)
 
     async def run_forever(self, poll: float = POLL_SECONDS) -> None:
+        from server import health, metrics
+
         log.info("worker %s started", self.owner)
-        while True:
+        started, passes, last_beat = self.rt.clock.now(), 0, float("-inf")
+        try:
+            while True:
+                if anyio.current_time() - last_beat >= health.HEARTBEAT_SECONDS:
+                    try:
+                        await health.beat(self.rt, self.owner, started, passes)
+                        last_beat = anyio.current_time()
+                    except Exception:
+                        log.exception("worker heartbeat failed")
+                passes += 1
+                await self._pass(poll, metrics)
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2), contextlib.suppress(Exception):
+                await health.forget(self.rt, self.owner)
+
+    async def _pass(self, poll: float, metrics) -> None:
+        with metrics.WORKER_PASS_SECONDS.time():
             try:
                 busy = await self.run_once()
             except Exception:
                 log.exception("worker pass failed")
                 busy = 0
-            if busy:
-                continue
-            self.rt.work_ready = anyio.Event()
-            with anyio.move_on_after(poll):
-                await self.rt.work_ready.wait()
+        if busy:
+            return
+        self.rt.work_ready = anyio.Event()
+        with anyio.move_on_after(poll):
+            await self.rt.work_ready.wait()

@@ -1,4 +1,5 @@
-"""Blob storage for media bytes behind a small interface, so an object store can replace the local disk.
+"""Blob storage for media bytes behind a small interface: the local disk (default) or an S3-compatible object
+store (`SOCIALPUB_MEDIA_STORE=s3://bucket/prefix`), so API replicas on several machines share one media store.
 
 Keys are chosen by the service (never by a caller) and are never shown outside: assets are served by opaque
 capability IDs. `put_stream` writes a stream without holding it in memory, verifies the size and SHA-256 the
@@ -13,11 +14,11 @@ import hashlib
 import os
 import re
 import secrets
-from collections.abc import AsyncIterable, AsyncIterator, Iterator
+from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import anyio
 
@@ -55,8 +56,8 @@ class BlobStore(Protocol):
 
     async def delete(self, key: str) -> None: ...
 
-    def local_path(self, key: str) -> contextlib.AbstractContextManager[Path]:
-        """A local file holding the blob, for decoders that need a path (an object store would download)."""
+    def local_path(self, key: str) -> contextlib.AbstractAsyncContextManager[Path]:
+        """A local file holding the blob, for decoders that need a path (an object store downloads it)."""
         ...
 
 
@@ -162,8 +163,8 @@ class LocalBlobStore:
         with contextlib.suppress(FileNotFoundError):
             await anyio.to_thread.run_sync(self._path(key).unlink)
 
-    @contextlib.contextmanager
-    def local_path(self, key: str) -> Iterator[Path]:
+    @contextlib.asynccontextmanager
+    async def local_path(self, key: str) -> AsyncIterator[Path]:
         yield self._path(key)
 
 
@@ -172,6 +173,11 @@ def _local(root: Path) -> LocalBlobStore:
     return LocalBlobStore(root)
 
 
-def store_for(home: Path) -> BlobStore:
-    """The blob store of a service whose data lives under `home`."""
+def store_for(home: Path, media_store: str | None = None, **s3: Any) -> BlobStore:
+    """The blob store of a service whose data lives under `home`: `media_store` (s3://bucket/prefix) when set,
+    else files under `{home}/media/blobs`. `s3` carries endpoint_url, region, access_key_id, secret_access_key."""
+    if media_store:
+        from storage.s3 import s3_store
+
+        return s3_store(media_store, **s3)
     return _local(Path(home) / "media" / "blobs")

@@ -130,3 +130,22 @@ async def world(env: Env) -> World:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "postgres: the PostgreSQL leg of a database test")
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Any:
+    """moto's S3 server on a free 127.0.0.1 port (tests/media/s3.py)."""
+    from tests.media.s3 import start_moto
+
+    yield from start_moto()
+
+
+@pytest.fixture
+def pg_scratch() -> Any:
+    """A private, migrated PostgreSQL database for subprocess tests (dropped afterwards); skips without one."""
+    base = os.environ.get(PG_ENV)
+    if not base:
+        pytest.skip(f"needs PostgreSQL: set {PG_ENV}")
+    url = create_pg_database(base)
+    yield url
+    drop_pg_database(base, url)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from tools import bio, brands, community, history, ideas, labels, snippets, targets
+from tools import bio, brands, community, history, ideas, labels, retention, snippets, targets
 from tools.admin import pipeline as admin_pipeline
 from tools.admin import routes as admin
 from tools.admin import scan as admin_scan
@@ -24,6 +24,7 @@ from tools.content import routes as content
 from tools.content.usage import UsageProbe
 from tools.context import plans, platforms
 from tools.endpoint import Endpoint
+from tools.media import incoming as media_incoming
 from tools.media import items as media_items
 from tools.media import processing as media_processing
 from tools.media import repair as media_repair
@@ -60,7 +61,7 @@ AREAS: tuple[Area, ...] = (
     Area("context", endpoints=(*plans.ENDPOINTS, *platforms.ENDPOINTS)),
     Area("targets", endpoints=tuple(targets.ENDPOINTS)),
     Area("media", endpoints=(*media.ENDPOINTS, *media_repair.ENDPOINTS), jobs=media_processing.JOBS,
-         demo_seeders=(media_items.seed_demo_folders,)),
+         ticks=tuple(media_incoming.TICKS), demo_seeders=(media_items.seed_demo_folders,)),
     Area("content", endpoints=(*content.ENDPOINTS, *drafts.ENDPOINTS)),
     Area("schedules", endpoints=(*preflight.ENDPOINTS, *receipts.ENDPOINTS, *schedules.ENDPOINTS),
          jobs=receipts.JOBS, usage_probes=(schedules.schedule_usage,)),
@@ -77,6 +78,8 @@ AREAS: tuple[Area, ...] = (
     Area("admin", endpoints=tuple(admin.ENDPOINTS), jobs={**admin_scan.JOBS, **admin_pipeline.JOBS}),
     # Operator-side connects have no endpoint (never an agent tool); the area runs the token-refresh tick.
     Area("networks", ticks=tuple(network_tokens.TICKS)),
+    # Bounded clean-up of what grows with use (idempotency records, finished jobs, rate-limit counters).
+    Area("retention", ticks=tuple(retention.TICKS)),
 )
 
 

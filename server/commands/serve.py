@@ -24,12 +24,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # inside uvicorn's loop (asyncpg connections cannot move between loops).
     preflight(settings.resolved_database_url)
     app = build_app(Runtime.from_settings(settings))
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(), lifespan="on")
+    # log_config=None: uvicorn keeps the handlers `socialpub --log-format` set up (text or JSON lines).
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(), lifespan="on",
+                log_config=None)
     return 0
 
 
 async def cmd_worker(args: argparse.Namespace, rt: Runtime) -> None:
     await check_current(rt.db)
+    if args.metrics_port is not None:
+        # A stand-alone worker serves no API; its publish and pass metrics get their own scrape port.
+        from prometheus_client import start_http_server
+
+        start_http_server(args.metrics_port, addr=args.metrics_host)
     worker = Worker(rt)
     if args.once:
         done = await worker.run_once()
@@ -50,4 +57,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("worker", help="run the publishing worker")
     p.add_argument("--once", action="store_true", help="process what is due now, then exit")
     add_json_flag(p)
+    p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics of this worker on this port")
+    p.add_argument("--metrics-host", default="127.0.0.1", help="address of --metrics-port (default 127.0.0.1)")
     p.set_defaults(func=run_with_runtime(cmd_worker))

@@ -30,6 +30,7 @@ from server.mcp_server import prompts, resources
 from server.mcp_server.keys import KeyUser
 from server.mcp_server.selection import PAGE_SIZE, Selection, SelectionError, page, parse_toolsets
 from server.mcp_server.tools import ToolSpec, render, specs
+from server.metrics import MCP_TOOL_CALLS
 from tools.runtime import Runtime
 from tools.services.auth import Caller, authenticate
 
@@ -169,7 +170,8 @@ class McpApp:
         # Same dispatch as REST: authenticate, brand, scopes, role, then validate the arguments (pydantic).
         args = params.arguments or {}
         outcome = await self.dispatcher.invoke(spec.endpoint, args, token=ident.token, client=ident.client,
-                                               **_authority(ident))
+                                               transport="mcp", **_authority(ident))
+        MCP_TOOL_CALLS.labels(params.name, "ok" if outcome.ok else "error").inc()
         return render(spec.endpoint, outcome)
 
     # -- resources -------------------------------------------------------------------------------------
@@ -193,7 +195,7 @@ class McpApp:
         else:
             _, ep, path_args = found
             outcome = await self.dispatcher.invoke(ep, path_args, token=ident.token, client=ident.client,
-                                                   **_authority(ident))
+                                                   transport="mcp", **_authority(ident))
         if not outcome.ok:
             raise resource_error(outcome)
         data = (outcome.body or {}).get("data")

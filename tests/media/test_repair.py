@@ -96,7 +96,7 @@ class Repair:
 
     async def bytes_of(self, media_id: str) -> bytes:
         row = await self.row(media_id)
-        with blobs(self.env.rt.settings).local_path(row.storage_key) as path:
+        async with blobs(self.env.rt.settings).local_path(row.storage_key) as path:
             return path.read_bytes()
 
     async def items(self) -> list[dict[str, Any]]:

@@ -106,16 +106,17 @@ async def render_derivative(rt: Runtime, media: Media) -> tuple[Media, ProbeResu
     key = blob_key(media, "original")
     scratch = Path(rt.settings.home) / "media" / "tmp"
     await anyio.to_thread.run_sync(functools.partial(scratch.mkdir, parents=True, exist_ok=True))
-    with tempfile.TemporaryDirectory(dir=scratch) as tmp, store.local_path(source.storage_key) as src:
-        dst = Path(tmp) / "derivative"
-        _, out_type, result = await anyio.to_thread.run_sync(functools.partial(
-            transform_file, src, dst, source.content_type, derivation.mode, geometry=geometry, pad_colour=colour))
-        cap = MAX_BYTES[BY_CONTENT_TYPE[out_type].kind]
-        try:
-            stored = await store.put_stream(key, _file_chunks(dst), max_bytes=cap)
-        except BlobRejected:
-            raise TransformError("TOO_LARGE", f"The derivative is larger than the {cap}-byte limit for its "
-                                              "type.") from None
+    async with store.local_path(source.storage_key) as src:
+        with tempfile.TemporaryDirectory(dir=scratch) as tmp:
+            dst = Path(tmp) / "derivative"
+            _, out_type, result = await anyio.to_thread.run_sync(functools.partial(
+                transform_file, src, dst, source.content_type, derivation.mode, geometry=geometry, pad_colour=colour))
+            cap = MAX_BYTES[BY_CONTENT_TYPE[out_type].kind]
+            try:
+                stored = await store.put_stream(key, _file_chunks(dst), max_bytes=cap)
+            except BlobRejected:
+                raise TransformError("TOO_LARGE", f"The derivative is larger than the {cap}-byte limit for its "
+                                                  "type.") from None
     now = rt.clock.now()
     async with rt.db.session(write=True) as session:
         row = await session.get(Media, media.id)

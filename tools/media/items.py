@@ -41,7 +41,9 @@ def asset_url(settings: Settings, asset_id: str | None) -> str | None:
 
 
 def blobs(settings: Settings) -> BlobStore:
-    return store_for(settings.home)
+    return store_for(settings.home, settings.media_store, endpoint_url=settings.s3_endpoint_url,
+                     region=settings.s3_region, access_key_id=settings.s3_access_key_id,
+                     secret_access_key=settings.s3_secret_access_key)
 
 
 def blob_key(media: Media, name: str) -> str:

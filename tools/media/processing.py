@@ -95,7 +95,7 @@ async def _fetch(rt: Runtime, media: Media) -> Media:
                                             max_bytes=cap)
         except BlobRejected:
             raise Failed("LENGTH_MISMATCH", "The remote server sent another number of bytes than it announced.") from None
-    with store.local_path(key) as path:
+    async with store.local_path(key) as path:
         head = await anyio.to_thread.run_sync(read_head, path)
     family = sniff(head)
     content_type = served if served in BY_CONTENT_TYPE else (content_type_for(family, head) if family else None)
@@ -122,7 +122,7 @@ async def _fetch(rt: Runtime, media: Media) -> Media:
 
 async def _probe(rt: Runtime, media: Media) -> ProbeResult:
     assert media.storage_key is not None
-    with blobs(rt.settings).local_path(media.storage_key) as path:
+    async with blobs(rt.settings).local_path(media.storage_key) as path:
         return await anyio.to_thread.run_sync(probe_file, path, media.content_type)
 
 

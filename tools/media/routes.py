@@ -111,7 +111,7 @@ async def create_media_upload_session(call: Call, req: CreateUploadSessionReques
     settings = call.rt.settings
     return Reply(status=201, data={
         "id": media.id, "status": media.status,
-        "upload": {"url": upload_url(settings, media), "method": "PUT", "headers": upload_headers(media),
+        "upload": {"url": upload_url(settings, media), "method": "PUT", "headers": upload_headers(media, settings),
                    "expires_at": iso(media.upload_expires_at)},
         "download_url": media_item(media, settings, call.now)["download_url"],
         "links": _links(media),

@@ -52,13 +52,24 @@ def _parts(media: Media, expires: int) -> tuple[str, ...]:
 
 def upload_url(settings: Settings, media: Media) -> str:
     assert media.upload_expires_at is not None
+    from tools.media.incoming import presigned  # (imports this module)
+
+    direct = presigned(settings, media)
+    if direct is not None:  # an object store: the client PUTs straight to it
+        return direct[0]
     expires = int(media.upload_expires_at.timestamp())
     signature = signing.sign(settings, PURPOSE, *_parts(media, expires))
     path = UPLOAD_ROUTE.format(media_id=media.id)
     return f"{settings.public_url.rstrip('/')}{path}?{urlencode({'expires': expires, 'signature': signature})}"
 
 
-def upload_headers(media: Media) -> dict[str, str]:
+def upload_headers(media: Media, settings: Settings | None = None) -> dict[str, str]:
+    if settings is not None:
+        from tools.media.incoming import presigned
+
+        direct = presigned(settings, media)
+        if direct is not None:
+            return direct[1]
     headers = {"Content-Type": media.content_type}
     if media.source == "upload" and media.size is not None:
         headers["Content-Length"] = str(media.size)

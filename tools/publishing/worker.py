@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -57,6 +58,7 @@ from tools.notifications import notify
 from tools.runtime import Runtime
 from tools.services.accounts import account_of
 from tools.services.redaction import ADAPTER_MARK, FAILURE_MAX, GENERIC_FAILURE, SAFE_FAILURES, adapter_reason
+from tools.services.telemetry import count_outcome, observe_provider_call
 
 log = logging.getLogger("socialpub.publishing")
 
@@ -348,6 +350,7 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
     # 2. The provider, outside any transaction.
     result: PostResult | None = None
     error: ProviderError | None = None
+    started = time.perf_counter()
     try:
         with anyio.fail_after(PROVIDER_TIMEOUT_SECONDS):
             if attempt.recover:
@@ -361,6 +364,7 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
     except Exception:
         log.exception("provider %s failed on target %s", attempt.account.platform, target_id)
         error = ProviderError("transient", "provider call raised")
+    observe_provider_call(attempt.account.platform, error.kind if error else None, time.perf_counter() - started)
     # 3. Settle, only while this worker still holds the lease.
     async with rt.db.session(write=True) as s:
         now = rt.clock.now()
@@ -381,6 +385,7 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
                                 None, error_kind=error.kind)
         elif error is not None and error.retryable and target.attempts < MAX_ATTEMPTS:
             target.state, target.error_kind, target.updated_at = "retry_wait", error.kind, now
+            count_outcome(target.platform, "retry", error.kind)
             target.next_attempt_at = now + backoff(target.attempts, error.retry_after)
         else:
             kind = error.kind if error is not None else "transient"
@@ -406,6 +411,7 @@ async def _store_credentials(s: AsyncSession, rt: Runtime, now: datetime, accoun
 async def _settle_final(s: AsyncSession, now: datetime, target: PublishTarget, schedule: Schedule, state: str,
                         reason: str | None, result: PostResult | None, *, error_kind: str | None = None) -> None:
     target.state, target.settled_at, target.updated_at = state, now, now
+    count_outcome(target.platform, state, error_kind)
     target.next_attempt_at = None
     target.failure_reason, target.error_kind = reason, error_kind
     if result is not None:
