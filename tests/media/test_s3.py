@@ -12,7 +12,7 @@ import pytest
 
 from storage.blobs import BlobRejected
 from storage.s3 import S3BlobStore, S3Location, s3_store
-from tests.media_support import image_bytes, process, sha, start_upload
+from tests.media.support import image_bytes, process, sha, start_upload
 from tools.runtime import Runtime
 
 pytestmark = pytest.mark.anyio

@@ -125,7 +125,7 @@ async def test_metrics_token(env) -> None:
 
 
 async def test_metrics_count_mcp_tool_calls(world) -> None:
-    from tests.mcp_support import in_memory
+    from tests.mcp.support import in_memory
 
     env = world.env
     before = samples((await env.rest.get("/metrics")).text)

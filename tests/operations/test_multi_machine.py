@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 import pytest
+from cryptography.fernet import Fernet
 from prometheus_client.parser import text_string_to_metric_families
 from sqlmodel import func, select
 
@@ -31,9 +32,9 @@ from storage.db import Database
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
 from storage.tables.publishing import PublishTarget, Schedule
-from tests.media_support import image_bytes, sha
+from tests.media.support import image_bytes, sha
 from tests.operations.support import cli_env, free_port, processes, run_cli, spawn, wait_http
-from tests.worker_support import seed_post, seed_schedule
+from tests.publishing.support import seed_post, seed_schedule
 
 pytestmark = pytest.mark.slow
 SCHEDULES = 200
@@ -84,6 +85,8 @@ def test_two_replicas_two_workers(tmp_path: Path, pg_scratch: str, s3_server) ->
     bucket = s3_server.new_bucket()
     shared = {"SOCIALPUB_DATABASE_URL": pg_scratch, "SOCIALPUB_RATE_LIMIT_STORAGE": "redis://127.0.0.1:6379/0",
               "SOCIALPUB_RATE_LIMIT": f"{BUDGET}/60", "SOCIALPUB_SIGNING_SECRET": "multi-machine-test-secret",
+              # Every machine opens the credentials the others sealed: one vault key ring for all of them.
+              "SOCIALPUB_SECRET_KEYS": Fernet.generate_key().decode(),
               "SOCIALPUB_EXPECT_WORKER": "1", **s3_server.env(bucket)}
     worker_home = tmp_path / "workers"
     admin = cli_env(tmp_path / "admin", **shared)

@@ -1,4 +1,4 @@
-"""The fenced shell blocks of README.md and docs/*.md, as tests/test_doc_blocks.py runs them.
+"""The fenced shell blocks of README.md and docs/*.md, as tests/deploy/test_doc_blocks.py runs them.
 
 Convention (docs/operations.md "Docs that test themselves"):
 - ```bash, ```sh and ```console blocks are commands users copy; in ```console blocks only `$ ` lines are
@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL_LANGS = ("bash", "sh", "console")
 SKIP = re.compile(r"^<!--\s*doc-test:\s*skip\s+(?P<reason>.+?)\s*-->\s*$")

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from providers.sandbox import SandboxLedger
-from tests.process_support import BACKEND_NAMES, Deployment, deployment
+from tests.deploy.support import BACKEND_NAMES, Deployment, deployment
 from tests.support import previous_revision
 
 pytestmark = pytest.mark.slow

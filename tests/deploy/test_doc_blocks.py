@@ -1,6 +1,6 @@
 """Docs that test themselves: every fenced shell block of README.md and docs/*.md runs, in order, one shell
 session per file, against a scratch SOCIALPUB_HOME (demo workspace) and a running `socialpub serve`; blocks
-marked `<!-- doc-test: skip REASON -->` are reported as skipped with their reason (tests/doc_blocks.py)."""
+marked `<!-- doc-test: skip REASON -->` are reported as skipped with their reason (tests/deploy/doc_blocks.py)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.doc_blocks import DOC_FILES, ROOT, blocks, chained, script, stray_markers
-from tests.media_support import image_bytes, video_bytes
-from tests.process_support import Deployment
+from tests.deploy.doc_blocks import DOC_FILES, ROOT, blocks, chained, script, stray_markers
+from tests.deploy.support import Deployment
+from tests.media.support import image_bytes, video_bytes
 
 pytestmark = pytest.mark.slow
 
