@@ -41,3 +41,15 @@ def test_import_direction(package: str) -> None:
         assert not wrong, f"{path.relative_to(ROOT)} imports {sorted(wrong)}"
         if package != "server":
             assert not used & ADAPTER_LIBS, f"{path.relative_to(ROOT)} imports {sorted(used & ADAPTER_LIBS)}"
+
+
+def test_docs_name_only_files_that_exist() -> None:
+    """Docs point readers at tests, benches and modules by path; a move must carry the docs along."""
+    import re
+
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    named = {(page.name, ref) for page in pages
+             for ref in re.findall(r"\b((?:tests|bench|tools|server|storage|providers|schemas)/[\w/.-]+\.py)\b",
+                                   page.read_text())}
+    missing = sorted(f"{page}: {ref}" for page, ref in named if not (ROOT / ref).exists())
+    assert not missing, "docs name files that do not exist:\n" + "\n".join(missing)
