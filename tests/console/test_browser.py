@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
          stdin=PASSWORD + "\n")
     _cli(env, "users", "create", "--email", "member@example.com", "--role", "member", "--password-stdin",
          stdin=PASSWORD + "\n")
+    with serving(env, home, port) as base:
+        key = demo["api_key"]["secret"]
+        brand = demo["brands"][0]["id"]
+        targets = httpx.get(f"{base}/v1/brands/{brand}/targets", headers={"Authorization": f"Bearer {key}"}).json()
+        x = next(t["integration_id"] for t in targets["data"]["targets"]
+                 if t["platform"] == "x" and t["connection_status"] == "connected")
+        yield Server(base, key, brand, x, demo["console"])
+
+
+@contextmanager
+def serving(env: dict[str, str], home: Path, port: int) -> Iterator[str]:
+    """`socialpub serve` on `port` until the block ends; yields its base URL once it answers."""
     proc = subprocess.Popen([str(BIN), "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
                             stderr=open(home / "serve.log", "w"))  # noqa: SIM115
     base = f"http://127.0.0.1:{port}"
@@ -100,12 +113,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             time.sleep(0.1)
         else:
             raise RuntimeError("socialpub serve did not answer in 30 s")
-        key = demo["api_key"]["secret"]
-        brand = demo["brands"][0]["id"]
-        targets = httpx.get(f"{base}/v1/brands/{brand}/targets", headers={"Authorization": f"Bearer {key}"}).json()
-        x = next(t["integration_id"] for t in targets["data"]["targets"]
-                 if t["platform"] == "x" and t["connection_status"] == "connected")
-        yield Server(base, key, brand, x, demo["console"])
+        yield base
     finally:
         proc.terminate()
         try:
