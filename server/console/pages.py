@@ -258,7 +258,13 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
 
     @page
     async def keys(request: Request, me: SignedIn) -> Response:
-        return render("keys.html", **base(me, request, **await keys_context(me)))
+        context = await keys_context(me)
+        handed = web.take_secret(request, rt, me)
+        created = next((k for k in context["keys"] if handed and k.id == handed[0]), None)
+        response = render("keys.html", **base(me, request, created=created,
+                                              secret=handed[1] if handed and created else None, **context))
+        web.forget_secret(response, request, rt)  # shown once: a reload finds no secret
+        return response
 
     @page
     async def create_key(request: Request, me: SignedIn) -> Response:
@@ -280,7 +286,10 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
                                                         brand_ids=brand_ids, role=me.user.role, user_id=me.user.id)
         except operator.OperatorError as exc:
             raise ConsoleError(str(exc).replace("--brands", "A brand restriction"), 422) from None
-        return render("keys.html", **base(me, request, created=key, secret=secret, **await keys_context(me)))
+        # POST/redirect/GET: a reload of the page that shows the secret neither creates another key nor shows it again
+        response = redirect("/keys")
+        web.hand_over_secret(response, request, rt, me, key.id, secret)
+        return response
 
     @page
     async def revoke_key(request: Request, me: SignedIn) -> Response:
