@@ -24,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 from providers.sandbox import FAULT_KINDS, FAULT_OPERATIONS
 from schemas.plans import LIMIT_NAMES, PLANS, get_plan
 from schemas.scopes import SCOPES
+from server.commands.networks import FLAGS as network_flags
 from server.commands.sandbox import set_sandbox_state
 from server.console import identity, oauth, web
 from server.console.connectors import connect_forms
@@ -33,6 +34,8 @@ from server.dispatch import Dispatcher
 from storage.tables.accounts import ApiKey, Workspace
 from storage.tables.brands import Brand
 from tools.context import plans
+from tools.networks import connect as networks
+from tools.networks import oauth as network_oauth
 from tools.notifications import notify
 from tools.operator import actions as operator
 from tools.runtime import Runtime
@@ -210,6 +213,30 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         async def act(session: Any, b: Brand, form: dict[str, Any]) -> None:
             await operator.connect_integration(session, rt.clock.now(), b, str(form.get("platform") or ""))
         return await account_action(request, me, act, "connected")
+
+    @page
+    async def connect_network(request: Request, me: SignedIn) -> Response:
+        """A real network account: verified with the network, then stored (tools/networks, as the CLI)."""
+        need_scope(me, "integrations:write")
+        b = await brand_of(me, request.path_params["brand_id"])
+        platform, form = request.path_params["platform"], request.state.form
+        if platform not in network_flags:
+            raise ConsoleError("socialpub cannot connect this network yet.", 404)
+        options = {name: value.strip() for name, _, _ in network_flags[platform]
+                   if isinstance(value := form.get(name), str) and value.strip()}
+        missing = [name for name, required, _ in network_flags[platform] if required and name not in options]
+        if missing:
+            raise ConsoleError(f"Fill in: {', '.join(missing)}.", 422)
+        try:
+            if platform == "mastodon" and "access_token" not in options:
+                flow = await network_oauth.start(rt, b.id, "mastodon", server=options["instance"])
+                # a link, not a redirect: the page's CSP keeps form posts (and their redirects) on this site
+                return render("connect_oauth.html", **base(me, request, brand=b, flow=flow,
+                                                           instance=urlsplit(flow["authorize_url"]).netloc))
+            await networks.connect(rt, b.id, platform, options)
+        except networks.ConnectError as exc:
+            raise ConsoleError(str(exc), 422) from None
+        return redirect(f"/brands/{b.id}/accounts", "connected")
 
     @page
     async def set_status(request: Request, me: SignedIn) -> Response:
@@ -477,6 +504,7 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         Route(brand_path, brand, methods=["GET"]),
         Route(f"{brand_path}/accounts", accounts, methods=["GET"]),
         Route(f"{brand_path}/accounts/connect", connect, methods=["POST"]),
+        Route(f"{brand_path}/accounts/connect/{{platform:str}}", connect_network, methods=["POST"]),
         Route(f"{brand_path}/accounts/{{integration_id:str}}/status", set_status, methods=["POST"]),
         Route(f"{brand_path}/accounts/{{integration_id:str}}/disconnect", disconnect, methods=["POST"]),
         Route(f"{brand_path}/accounts/{{integration_id:str}}/faults", faults, methods=["POST"]),
