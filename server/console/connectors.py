@@ -69,6 +69,14 @@ def network_forms(brand: Brand) -> list[ConnectForm]:
         note=NOTES.get(platform, "")) for platform, flags in FLAGS.items()]
 
 
+def reconnect_fields(platform: str) -> tuple[FormField, ...]:
+    """The fields that bring back a real account of `platform` (a Mastodon account keeps its instance)."""
+    from server.commands.networks import FLAGS
+
+    return tuple(FormField(name, LABELS.get(name, name), "password" if secret else "text", required=required)
+                 for name, required, secret in FLAGS.get(platform, ()) if (platform, name) != ("mastodon", "instance"))
+
+
 # Each: (brand) -> forms.
 NETWORK_CONNECTORS: list[Callable[[Brand], list[ConnectForm]]] = [network_forms, sandbox_forms]
 

@@ -27,12 +27,13 @@ from schemas.scopes import SCOPES
 from server.commands.networks import FLAGS as network_flags
 from server.commands.sandbox import set_sandbox_state
 from server.console import identity, oauth, web
-from server.console.connectors import connect_forms
+from server.console.connectors import connect_forms, reconnect_fields
 from server.console.identity import SignedIn
 from server.console.web import ConsoleError, api, check_csrf, redirect, render
 from server.dispatch import Dispatcher
 from storage.tables.accounts import ApiKey, Workspace
 from storage.tables.brands import Brand
+from storage.tables.integrations import Integration
 from tools.context import plans
 from tools.networks import connect as networks
 from tools.networks import oauth as network_oauth
@@ -43,6 +44,7 @@ from tools.runtime import Runtime
 NOTICES = {
     "signed-out": "You are signed out.",
     "connected": "Account connected.",
+    "reconnected": "Account reconnected: verified with the network.",
     "status": "Account status changed.",
     "disconnected": "Account disconnected; its credentials were deleted.",
     "faults": "Sandbox faults updated.",
@@ -186,9 +188,14 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
     async def accounts(request: Request, me: SignedIn) -> Response:
         b = await brand_of(me, request.path_params["brand_id"])
         data = await api(dispatcher, me, "list_targets", brand_id=b.id)
+        async with rt.db.session(write=False) as session:
+            rows = (await session.exec(select(Integration.id, Integration.provider, Integration.platform)
+                                       .where(Integration.brand_id == b.id).limit(1000))).all()
+        # sandbox accounts get status and faults; real ones a reconnect form with their network's fields
+        real = {i: reconnect_fields(platform) for i, provider, platform in rows if provider != "sandbox"}
         return render("accounts.html", **base(
             me, request, brand=b, tab="accounts", targets=[t for t in data["targets"] if t.get("integration_id")],
-            forms=connect_forms(b), can_manage="integrations:write" in me.caller.scopes,
+            forms=connect_forms(b), can_manage="integrations:write" in me.caller.scopes, real=real,
             fault_operations=FAULT_OPERATIONS, fault_kinds=FAULT_KINDS))
 
     async def account_action(request: Request, me: SignedIn,
@@ -203,7 +210,6 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         return redirect(f"/brands/{b.id}/accounts", notice)
 
     async def _own_integration(session: Any, b: Brand, integration_id: str) -> None:
-        from storage.tables.integrations import Integration
         row = await session.get(Integration, integration_id)
         if row is None or row.brand_id != b.id:
             raise ConsoleError("No such account in this brand.", 404)
@@ -237,6 +243,30 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         except networks.ConnectError as exc:
             raise ConsoleError(str(exc), 422) from None
         return redirect(f"/brands/{b.id}/accounts", "connected")
+
+    @page
+    async def reconnect_network(request: Request, me: SignedIn) -> Response:
+        """New credentials (or a new OAuth grant) for a real account, verified like a connect."""
+        need_scope(me, "integrations:write")
+        b = await brand_of(me, request.path_params["brand_id"])
+        integration_id, form = request.path_params["integration_id"], request.state.form
+        async with rt.db.session(write=False) as session:
+            row = await session.get(Integration, integration_id)
+        if row is None or row.brand_id != b.id or row.provider == "sandbox":
+            raise ConsoleError("No such network account in this brand.", 404)
+        options = {f.name: value.strip() for f in reconnect_fields(row.platform)
+                   if isinstance(value := form.get(f.name), str) and value.strip()}
+        try:
+            if row.platform == "mastodon" and "access_token" not in options:
+                flow = await network_oauth.start(rt, b.id, "mastodon", integration_id=row.id,
+                                                 server=(row.provider_state or {}).get("instance"))
+                return render("connect_oauth.html", **base(me, request, brand=b, flow=flow,
+                                                           instance=urlsplit(flow["authorize_url"]).netloc))
+            await networks.reconnect(rt, row.id, options)
+        except (networks.ConnectError, KeyError) as exc:
+            message = str(exc) if isinstance(exc, networks.ConnectError) else "Fill in every field."
+            raise ConsoleError(message, 422) from None
+        return redirect(f"/brands/{b.id}/accounts", "reconnected")
 
     @page
     async def set_status(request: Request, me: SignedIn) -> Response:
@@ -506,6 +536,7 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         Route(f"{brand_path}/accounts/connect", connect, methods=["POST"]),
         Route(f"{brand_path}/accounts/connect/{{platform:str}}", connect_network, methods=["POST"]),
         Route(f"{brand_path}/accounts/{{integration_id:str}}/status", set_status, methods=["POST"]),
+        Route(f"{brand_path}/accounts/{{integration_id:str}}/reconnect", reconnect_network, methods=["POST"]),
         Route(f"{brand_path}/accounts/{{integration_id:str}}/disconnect", disconnect, methods=["POST"]),
         Route(f"{brand_path}/accounts/{{integration_id:str}}/faults", faults, methods=["POST"]),
         Route(f"{brand_path}/calendar", calendar_page, methods=["GET"]),

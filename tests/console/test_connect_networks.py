@@ -77,3 +77,17 @@ async def test_connect_a_mastodon_account_with_a_token_or_oauth(env, mastodon_se
     callback = await env.rest.get("/connect/mastodon/callback", params=back)
     assert callback.status_code == 200, callback.text
     assert len(await _integrations(env)) == 2
+
+    # a real account is reconnected with new credentials (verified), not by setting its status
+    listed = (await admin.get(f"/console/brands/{brand.id}/accounts")).text
+    row = listed.split(f"<code>{account.id}</code>")[1].split("</tr>")[0]
+    assert f"/accounts/{account.id}/reconnect" in row and "Sandbox faults" not in row
+    reconnect = f"/console/brands/{brand.id}/accounts/{account.id}/reconnect"
+    bad = await admin.post(reconnect, data={"csrf": csrf, "access_token": "bad"})
+    assert bad.status_code == 422 and "Nothing was saved" in bad.text
+    good = await admin.post(reconnect, data={"csrf": csrf, "access_token": MASTODON_TOKEN})
+    assert good.status_code == 303 and good.headers["location"].endswith("notice=reconnected")
+    via_oauth = await admin.post(reconnect, data={"csrf": csrf})  # no token: the account's own instance
+    assert via_oauth.status_code == 200 and f"{mastodon_server.base_url}/oauth/authorize?" in via_oauth.text.replace(
+        "&amp;", "&")
+    assert len(await _integrations(env)) == 2
