@@ -209,10 +209,12 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
             raise ConsoleError(str(exc), 422) from None
         return redirect(f"/brands/{b.id}/accounts", notice)
 
-    async def _own_integration(session: Any, b: Brand, integration_id: str) -> None:
+    async def _own_integration(session: Any, b: Brand, integration_id: str, *, sandbox_only: bool = False) -> None:
         row = await session.get(Integration, integration_id)
         if row is None or row.brand_id != b.id:
             raise ConsoleError("No such account in this brand.", 404)
+        if sandbox_only and row.provider != "sandbox":  # a real account comes back only with verified credentials
+            raise ConsoleError("Only sandbox accounts take a status or faults from here; reconnect this one.", 422)
 
     @page
     async def connect(request: Request, me: SignedIn) -> Response:
@@ -271,7 +273,7 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
     @page
     async def set_status(request: Request, me: SignedIn) -> Response:
         async def act(session: Any, b: Brand, form: dict[str, Any]) -> None:
-            await _own_integration(session, b, request.path_params["integration_id"])
+            await _own_integration(session, b, request.path_params["integration_id"], sandbox_only=True)
             await operator.set_integration_status(session, rt.clock.now(), request.path_params["integration_id"],
                                                   str(form.get("status") or ""))
         return await account_action(request, me, act, "status")
@@ -286,7 +288,7 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
     @page
     async def faults(request: Request, me: SignedIn) -> Response:
         async def act(session: Any, b: Brand, form: dict[str, Any]) -> None:
-            await _own_integration(session, b, request.path_params["integration_id"])
+            await _own_integration(session, b, request.path_params["integration_id"], sandbox_only=True)
             op, kind, times = form.get("operation"), form.get("kind"), str(form.get("times") or "").strip()
             clear = form.get("clear") == "1"
             chosen: dict[str, str] = {}

@@ -91,3 +91,7 @@ async def test_connect_a_mastodon_account_with_a_token_or_oauth(env, mastodon_se
     assert via_oauth.status_code == 200 and f"{mastodon_server.base_url}/oauth/authorize?" in via_oauth.text.replace(
         "&amp;", "&")
     assert len(await _integrations(env)) == 2
+    for action, data in [("status", {"status": "connected"}), ("faults", {"operation": "publish", "kind": "transient"})]:
+        refused = await admin.post(f"/console/brands/{brand.id}/accounts/{account.id}/{action}",
+                                   data={"csrf": csrf, **data})
+        assert refused.status_code == 422 and "reconnect this one" in refused.text
