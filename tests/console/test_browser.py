@@ -223,6 +223,12 @@ def test_connect_a_sandbox_account(page: Page, server: Server) -> None:
     expect(page.get_by_text("Account connected.")).to_be_visible()
     expect(page.get_by_role("row").filter(has_text="Pinterest")).to_have_count(before + 1)
     shot(page, "accounts")
+    connect = page.get_by_role("heading", level=2, name="Connect an account")
+    connect.scroll_into_view_if_needed()
+    for network in ["Mastodon", "Bluesky", "Telegram", "Discord"]:  # a form per network the server can connect
+        expect(page.get_by_role("button", name=f"Connect {network}")).to_be_visible()
+    page.evaluate("window.scrollTo(0, document.querySelector('h2').getBoundingClientRect().top + scrollY - 10)")
+    shot(page, "accounts-connect")
     targets = server.api.get(f"/brands/{server.brand}/targets").json()["data"]["targets"]
     assert len([t for t in targets if t["platform"] == "pinterest" and t.get("integration_id")]) == before + 1
     # expiring it notifies the workspace; the notification shows unread, then read
