@@ -95,3 +95,20 @@ async def test_connect_a_mastodon_account_with_a_token_or_oauth(env, mastodon_se
         refused = await admin.post(f"/console/brands/{brand.id}/accounts/{account.id}/{action}",
                                    data={"csrf": csrf, **data})
         assert refused.status_code == 422 and "reconnect this one" in refused.text
+
+
+async def test_another_workspace_cannot_connect_or_reconnect_here(env) -> None:
+    ws_a, ws_b = await env.workspace("Workspace A"), await env.workspace("Workspace B")
+    brand_a = await env.brand(ws_a, "Brand A")
+    account_a = await env.integration(brand_a, "mastodon")
+    await make_user(env, ws_b, "admin@b.example", "admin")
+    other = await signed_in(env, "admin@b.example")
+    csrf = csrf_of((await other.get("/console/keys")).text)
+    form = {"csrf": csrf, "instance": "https://mastodon.example", "access_token": "t"}
+    assert (await other.post(f"/console/brands/{brand_a.id}/accounts/connect/mastodon", data=form)).status_code == 404
+    assert (await other.post(f"/console/brands/{brand_a.id}/accounts/{account_a.id}/reconnect",
+                             data=form)).status_code == 404
+    brand_b = await env.brand(ws_b, "Brand B")
+    unknown = await other.post(f"/console/brands/{brand_b.id}/accounts/connect/myspace", data=form)
+    assert unknown.status_code == 404 and "cannot connect this network" in unknown.text
+    assert len(await _integrations(env)) == 1
