@@ -38,7 +38,7 @@ def _unavailable(reason: str) -> None:
 def ts_client() -> Path:
     """The installed client script; installs (or reuses) the SDK in the cache."""
     if not (shutil.which("node") and shutil.which("npm")):
-        _unavailable("node and npm are absent: the MCP TypeScript SDK client test is skipped")
+        _unavailable("node and npm are absent: the MCP TypeScript SDK client cannot run")
     done = subprocess.run(["bash", str(INSTALL)], capture_output=True, text=True, timeout=600, check=False)
     if done.returncode != 0 or not (NODE_CACHE / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
         _unavailable(f"the MCP TypeScript SDK could not be installed: {done.stderr.strip()[-500:]}")
