@@ -24,15 +24,19 @@ from starlette.staticfiles import StaticFiles
 from providers.sandbox import FAULT_KINDS, FAULT_OPERATIONS
 from schemas.plans import LIMIT_NAMES, PLANS, get_plan
 from schemas.scopes import SCOPES
+from server.commands.networks import FLAGS as network_flags
 from server.commands.sandbox import set_sandbox_state
 from server.console import identity, oauth, web
-from server.console.connectors import connect_forms
+from server.console.connectors import connect_forms, reconnect_fields
 from server.console.identity import SignedIn
 from server.console.web import ConsoleError, api, check_csrf, redirect, render
 from server.dispatch import Dispatcher
 from storage.tables.accounts import ApiKey, Workspace
 from storage.tables.brands import Brand
+from storage.tables.integrations import Integration
 from tools.context import plans
+from tools.networks import connect as networks
+from tools.networks import oauth as network_oauth
 from tools.notifications import notify
 from tools.operator import actions as operator
 from tools.runtime import Runtime
@@ -40,6 +44,7 @@ from tools.runtime import Runtime
 NOTICES = {
     "signed-out": "You are signed out.",
     "connected": "Account connected.",
+    "reconnected": "Account reconnected: verified with the network.",
     "status": "Account status changed.",
     "disconnected": "Account disconnected; its credentials were deleted.",
     "faults": "Sandbox faults updated.",
@@ -183,9 +188,14 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
     async def accounts(request: Request, me: SignedIn) -> Response:
         b = await brand_of(me, request.path_params["brand_id"])
         data = await api(dispatcher, me, "list_targets", brand_id=b.id)
+        async with rt.db.session(write=False) as session:
+            rows = (await session.exec(select(Integration.id, Integration.provider, Integration.platform)
+                                       .where(Integration.brand_id == b.id).limit(1000))).all()
+        # sandbox accounts get status and faults; real ones a reconnect form with their network's fields
+        real = {i: reconnect_fields(platform) for i, provider, platform in rows if provider != "sandbox"}
         return render("accounts.html", **base(
             me, request, brand=b, tab="accounts", targets=[t for t in data["targets"] if t.get("integration_id")],
-            forms=connect_forms(b), can_manage="integrations:write" in me.caller.scopes,
+            forms=connect_forms(b), can_manage="integrations:write" in me.caller.scopes, real=real,
             fault_operations=FAULT_OPERATIONS, fault_kinds=FAULT_KINDS))
 
     async def account_action(request: Request, me: SignedIn,
@@ -199,11 +209,12 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
             raise ConsoleError(str(exc), 422) from None
         return redirect(f"/brands/{b.id}/accounts", notice)
 
-    async def _own_integration(session: Any, b: Brand, integration_id: str) -> None:
-        from storage.tables.integrations import Integration
+    async def _own_integration(session: Any, b: Brand, integration_id: str, *, sandbox_only: bool = False) -> None:
         row = await session.get(Integration, integration_id)
         if row is None or row.brand_id != b.id:
             raise ConsoleError("No such account in this brand.", 404)
+        if sandbox_only and row.provider != "sandbox":  # a real account comes back only with verified credentials
+            raise ConsoleError("Only sandbox accounts take a status or faults from here; reconnect this one.", 422)
 
     @page
     async def connect(request: Request, me: SignedIn) -> Response:
@@ -212,9 +223,57 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         return await account_action(request, me, act, "connected")
 
     @page
+    async def connect_network(request: Request, me: SignedIn) -> Response:
+        """A real network account: verified with the network, then stored (tools/networks, as the CLI)."""
+        need_scope(me, "integrations:write")
+        b = await brand_of(me, request.path_params["brand_id"])
+        platform, form = request.path_params["platform"], request.state.form
+        if platform not in network_flags:
+            raise ConsoleError("socialpub cannot connect this network yet.", 404)
+        options = {name: value.strip() for name, _, _ in network_flags[platform]
+                   if isinstance(value := form.get(name), str) and value.strip()}
+        missing = [name for name, required, _ in network_flags[platform] if required and name not in options]
+        if missing:
+            raise ConsoleError(f"Fill in: {', '.join(missing)}.", 422)
+        try:
+            if platform == "mastodon" and "access_token" not in options:
+                flow = await network_oauth.start(rt, b.id, "mastodon", server=options["instance"])
+                # a link, not a redirect: the page's CSP keeps form posts (and their redirects) on this site
+                return render("connect_oauth.html", **base(me, request, brand=b, flow=flow,
+                                                           instance=urlsplit(flow["authorize_url"]).netloc))
+            await networks.connect(rt, b.id, platform, options)
+        except networks.ConnectError as exc:
+            raise ConsoleError(str(exc), 422) from None
+        return redirect(f"/brands/{b.id}/accounts", "connected")
+
+    @page
+    async def reconnect_network(request: Request, me: SignedIn) -> Response:
+        """New credentials (or a new OAuth grant) for a real account, verified like a connect."""
+        need_scope(me, "integrations:write")
+        b = await brand_of(me, request.path_params["brand_id"])
+        integration_id, form = request.path_params["integration_id"], request.state.form
+        async with rt.db.session(write=False) as session:
+            row = await session.get(Integration, integration_id)
+        if row is None or row.brand_id != b.id or row.provider == "sandbox":
+            raise ConsoleError("No such network account in this brand.", 404)
+        options = {f.name: value.strip() for f in reconnect_fields(row.platform)
+                   if isinstance(value := form.get(f.name), str) and value.strip()}
+        try:
+            if row.platform == "mastodon" and "access_token" not in options:
+                flow = await network_oauth.start(rt, b.id, "mastodon", integration_id=row.id,
+                                                 server=(row.provider_state or {}).get("instance"))
+                return render("connect_oauth.html", **base(me, request, brand=b, flow=flow,
+                                                           instance=urlsplit(flow["authorize_url"]).netloc))
+            await networks.reconnect(rt, row.id, options)
+        except (networks.ConnectError, KeyError) as exc:
+            message = str(exc) if isinstance(exc, networks.ConnectError) else "Fill in every field."
+            raise ConsoleError(message, 422) from None
+        return redirect(f"/brands/{b.id}/accounts", "reconnected")
+
+    @page
     async def set_status(request: Request, me: SignedIn) -> Response:
         async def act(session: Any, b: Brand, form: dict[str, Any]) -> None:
-            await _own_integration(session, b, request.path_params["integration_id"])
+            await _own_integration(session, b, request.path_params["integration_id"], sandbox_only=True)
             await operator.set_integration_status(session, rt.clock.now(), request.path_params["integration_id"],
                                                   str(form.get("status") or ""))
         return await account_action(request, me, act, "status")
@@ -229,7 +288,7 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
     @page
     async def faults(request: Request, me: SignedIn) -> Response:
         async def act(session: Any, b: Brand, form: dict[str, Any]) -> None:
-            await _own_integration(session, b, request.path_params["integration_id"])
+            await _own_integration(session, b, request.path_params["integration_id"], sandbox_only=True)
             op, kind, times = form.get("operation"), form.get("kind"), str(form.get("times") or "").strip()
             clear = form.get("clear") == "1"
             chosen: dict[str, str] = {}
@@ -258,7 +317,13 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
 
     @page
     async def keys(request: Request, me: SignedIn) -> Response:
-        return render("keys.html", **base(me, request, **await keys_context(me)))
+        context = await keys_context(me)
+        handed = web.take_secret(request, rt, me)
+        created = next((k for k in context["keys"] if handed and k.id == handed[0]), None)
+        response = render("keys.html", **base(me, request, created=created,
+                                              secret=handed[1] if handed and created else None, **context))
+        web.forget_secret(response, request, rt)  # shown once: a reload finds no secret
+        return response
 
     @page
     async def create_key(request: Request, me: SignedIn) -> Response:
@@ -280,7 +345,10 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
                                                         brand_ids=brand_ids, role=me.user.role, user_id=me.user.id)
         except operator.OperatorError as exc:
             raise ConsoleError(str(exc).replace("--brands", "A brand restriction"), 422) from None
-        return render("keys.html", **base(me, request, created=key, secret=secret, **await keys_context(me)))
+        # POST/redirect/GET: a reload of the page that shows the secret neither creates another key nor shows it again
+        response = redirect("/keys")
+        web.hand_over_secret(response, request, rt, me, key.id, secret)
+        return response
 
     @page
     async def revoke_key(request: Request, me: SignedIn) -> Response:
@@ -468,7 +536,9 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         Route(brand_path, brand, methods=["GET"]),
         Route(f"{brand_path}/accounts", accounts, methods=["GET"]),
         Route(f"{brand_path}/accounts/connect", connect, methods=["POST"]),
+        Route(f"{brand_path}/accounts/connect/{{platform:str}}", connect_network, methods=["POST"]),
         Route(f"{brand_path}/accounts/{{integration_id:str}}/status", set_status, methods=["POST"]),
+        Route(f"{brand_path}/accounts/{{integration_id:str}}/reconnect", reconnect_network, methods=["POST"]),
         Route(f"{brand_path}/accounts/{{integration_id:str}}/disconnect", disconnect, methods=["POST"]),
         Route(f"{brand_path}/accounts/{{integration_id:str}}/faults", faults, methods=["POST"]),
         Route(f"{brand_path}/calendar", calendar_page, methods=["GET"]),

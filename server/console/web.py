@@ -7,11 +7,13 @@ random pre-session cookie (the sign-in form), so a token is useless in any other
 
 from __future__ import annotations
 
+import json
 import secrets
 import uuid
 from pathlib import Path
 from typing import Any
 
+from cryptography.fernet import InvalidToken
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -19,6 +21,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from server.console.identity import SignedIn
 from server.dispatch import Dispatcher
 from server.ratelimit import RateLimiter, retry_after
+from storage import vault
 from tools import catalogue
 from tools.runtime import Runtime
 from tools.services import signing
@@ -27,6 +30,8 @@ HERE = Path(__file__).parent
 COOKIE = "socialpub_console"
 PRE_COOKIE = "socialpub_console_pre"
 PREFIX = "/console"
+NEW_KEY_COOKIE = "socialpub_console_new_key"
+NEW_KEY_TTL = 120  # seconds from creating a key to the page that shows its secret
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; "
@@ -70,6 +75,34 @@ def is_secure(request: Request, rt: Runtime) -> bool:
 def set_cookie(response: Response, request: Request, rt: Runtime, name: str, value: str, max_age: int) -> None:
     response.set_cookie(name, value, max_age=max_age, path=PREFIX, httponly=True, samesite="lax",
                         secure=is_secure(request, rt))
+
+
+def hand_over_secret(response: Response, request: Request, rt: Runtime, me: SignedIn, key_id: str,
+                     secret: str) -> None:
+    """Carry a new key's secret across the POST/redirect/GET to the one page that shows it: sealed with the vault
+    (any replica can open it), bound to the session and the key, short-lived, on /console/keys only."""
+    sealed = vault.fernet(rt.settings).encrypt(json.dumps([me.session_id, key_id, secret]).encode()).decode()
+    response.set_cookie(NEW_KEY_COOKIE, sealed, max_age=NEW_KEY_TTL, path=f"{PREFIX}/keys", httponly=True,
+                        samesite="strict", secure=is_secure(request, rt))
+
+
+def take_secret(request: Request, rt: Runtime, me: SignedIn) -> tuple[str, str] | None:
+    """The (key id, secret) handed over to this session, if any; `forget_secret` then deletes it from the browser,
+    so a reload or a later visit shows nothing."""
+    sealed = request.cookies.get(NEW_KEY_COOKIE)
+    if not sealed:
+        return None
+    try:
+        session_id, key_id, secret = json.loads(vault.fernet(rt.settings).decrypt(sealed.encode(), ttl=NEW_KEY_TTL))
+    except (InvalidToken, ValueError, TypeError):
+        return None
+    return (key_id, secret) if session_id == me.session_id else None
+
+
+def forget_secret(response: Response, request: Request, rt: Runtime) -> None:
+    if NEW_KEY_COOKIE in request.cookies:
+        response.delete_cookie(NEW_KEY_COOKIE, path=f"{PREFIX}/keys", httponly=True, samesite="strict",
+                               secure=is_secure(request, rt))
 
 
 def csrf_for_session(rt: Runtime, me: SignedIn) -> str:

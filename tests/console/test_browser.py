@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
          stdin=PASSWORD + "\n")
     _cli(env, "users", "create", "--email", "member@example.com", "--role", "member", "--password-stdin",
          stdin=PASSWORD + "\n")
+    with serving(env, home, port) as base:
+        key = demo["api_key"]["secret"]
+        brand = demo["brands"][0]["id"]
+        targets = httpx.get(f"{base}/v1/brands/{brand}/targets", headers={"Authorization": f"Bearer {key}"}).json()
+        x = next(t["integration_id"] for t in targets["data"]["targets"]
+                 if t["platform"] == "x" and t["connection_status"] == "connected")
+        yield Server(base, key, brand, x, demo["console"])
+
+
+@contextmanager
+def serving(env: dict[str, str], home: Path, port: int) -> Iterator[str]:
+    """`socialpub serve` on `port` until the block ends; yields its base URL once it answers."""
     proc = subprocess.Popen([str(BIN), "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
                             stderr=open(home / "serve.log", "w"))  # noqa: SIM115
     base = f"http://127.0.0.1:{port}"
@@ -100,12 +113,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             time.sleep(0.1)
         else:
             raise RuntimeError("socialpub serve did not answer in 30 s")
-        key = demo["api_key"]["secret"]
-        brand = demo["brands"][0]["id"]
-        targets = httpx.get(f"{base}/v1/brands/{brand}/targets", headers={"Authorization": f"Bearer {key}"}).json()
-        x = next(t["integration_id"] for t in targets["data"]["targets"]
-                 if t["platform"] == "x" and t["connection_status"] == "connected")
-        yield Server(base, key, brand, x, demo["console"])
+        yield base
     finally:
         proc.terminate()
         try:
@@ -193,9 +201,11 @@ def test_create_a_key_and_use_it(page: Page, server: Server) -> None:
     shot(page, "keys-created")
     resp = httpx.get(f"{server.base}/v1/context", headers={"Authorization": f"Bearer {secret}"})
     assert resp.status_code == 200 and resp.json()["data"]["api_key"]["scopes"] == ["brands:read", "posts:read"]
-    page.goto(f"{server.base}/console/keys")  # the secret is never shown again; last use is
+    assert page.url == f"{server.base}/console/keys"  # POST/redirect/GET
+    page.reload()  # a reload is that GET again: no second key, and the secret is never shown again; last use is
     assert secret not in page.content()
     row = page.get_by_role("row").filter(has_text="Browser agent")
+    expect(row).to_have_count(1)
     expect(row).not_to_contain_text("never")
     shot(page, "keys")
     row.get_by_role("button", name="Revoke Browser agent").click()
@@ -213,6 +223,12 @@ def test_connect_a_sandbox_account(page: Page, server: Server) -> None:
     expect(page.get_by_text("Account connected.")).to_be_visible()
     expect(page.get_by_role("row").filter(has_text="Pinterest")).to_have_count(before + 1)
     shot(page, "accounts")
+    connect = page.get_by_role("heading", level=2, name="Connect an account")
+    connect.scroll_into_view_if_needed()
+    for network in ["Mastodon", "Bluesky", "Telegram", "Discord"]:  # a form per network the server can connect
+        expect(page.get_by_role("button", name=f"Connect {network}")).to_be_visible()
+    page.evaluate("window.scrollTo(0, document.querySelector('h2').getBoundingClientRect().top + scrollY - 10)")
+    shot(page, "accounts-connect")
     targets = server.api.get(f"/brands/{server.brand}/targets").json()["data"]["targets"]
     assert len([t for t in targets if t["platform"] == "pinterest" and t.get("integration_id")]) == before + 1
     # expiring it notifies the workspace; the notification shows unread, then read

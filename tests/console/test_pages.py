@@ -90,7 +90,7 @@ async def test_forms_without_a_valid_csrf_token_are_refused(env) -> None:
     assert await env.row_counts() == before
     # the real token works
     ok = await admin.post("/console/keys", data={**form, "csrf": csrf_of((await admin.get("/console/keys")).text)})
-    assert ok.status_code == 200 and "sneaky" in ok.text
+    assert ok.status_code == 303 and "sneaky" in (await admin.get(ok.headers["location"])).text
 
 
 async def test_sign_in_issues_a_new_session_id_no_fixation(env) -> None:
@@ -209,9 +209,24 @@ async def test_keys_created_in_the_console_work_are_bounded_and_revocable(env) -
     created = await admin.post("/console/keys", data={
         "csrf": csrf_of(page.text), "name": "Agent", "scopes": ["brands:read", "posts:read"], "restrict": "1",
         "brand_ids": [brand.id]})
-    assert created.status_code == 200 and created.headers["cache-control"] == "no-store"
-    secret = re.search(r'value="(socialpub_live_[^"]+)"', created.text).group(1)
-    assert (await admin.get("/console/keys")).text.count(secret) == 0  # shown once
+    # POST/redirect/GET: the secret travels sealed (never in the clear, never in the URL) to one GET that shows it
+    assert created.status_code == 303 and created.headers["location"] == "/console/keys"
+    assert "socialpub_live_" not in created.text + created.headers["location"] + created.headers["set-cookie"]
+    handed_over = admin.cookies.get("socialpub_console_new_key")
+    shown = await admin.get(created.headers["location"])
+    assert shown.status_code == 200 and shown.headers["cache-control"] == "no-store"
+    secret = re.search(r'value="(socialpub_live_[^"]+)"', shown.text).group(1)
+    assert "Key “Agent” created" in shown.text
+    reload = await admin.get("/console/keys")  # a reload neither shows the secret nor creates another key
+    assert reload.text.count(secret) == 0 and "Key “Agent” created" not in reload.text
+    assert reload.text.count(">Agent</td>") == 1
+    # the sealed value is bound to the session: replayed in another session of the same user it shows nothing
+    assert handed_over and admin.cookies.get("socialpub_console_new_key") is None
+    second = await signed_in(env, "admin@a.example")
+    for browser in (second, admin):
+        browser.cookies.set("socialpub_console_new_key", handed_over, domain="testserver.local", path="/console/keys")
+    assert secret not in (await second.get("/console/keys")).text
+    assert secret in (await admin.get("/console/keys")).text  # (control: the cookie does reach the server)
     ctx = await env.rest.get("/v1/context", headers=env.auth(secret))
     assert ctx.status_code == 200
     assert ctx.json()["data"]["api_key"]["brand_ids"] == [brand.id]
