@@ -46,7 +46,7 @@ NOTICES = {
     "connected": "Account connected.",
     "reconnected": "Account reconnected: verified with the network.",
     "status": "Account status changed.",
-    "disconnected": "Account disconnected; its credentials were deleted.",
+    "disconnected": "Account disconnected: its credentials were deleted; reconnect it to publish again.",
     "faults": "Sandbox faults updated.",
     "revoked": "API key revoked.",
     "approved": "Schedule approved: it publishes at its time.",
@@ -282,7 +282,8 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
     async def disconnect(request: Request, me: SignedIn) -> Response:
         async def act(session: Any, b: Brand, form: dict[str, Any]) -> None:
             await _own_integration(session, b, request.path_params["integration_id"])
-            await operator.disconnect_integration(session, request.path_params["integration_id"], b.workspace_id)
+            await operator.disconnect_integration(session, rt.clock.now(), request.path_params["integration_id"],
+                                                  b.workspace_id)
         return await account_action(request, me, act, "disconnected")
 
     @page

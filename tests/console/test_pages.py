@@ -265,8 +265,9 @@ async def test_sandbox_accounts_connect_fault_and_disconnect(env) -> None:
     assert resp.status_code == 303
     resp = await admin.post(f"/console/brands/{brand.id}/accounts/{x.id}/disconnect", data={"csrf": csrf})
     assert resp.status_code == 303
-    async with env.db.session(write=False) as s:
-        assert await s.get(Integration, x.id) is None
+    async with env.db.session(write=False) as s:  # the one disconnect: credentials gone, the row kept
+        gone = await s.get(Integration, x.id)
+        assert gone.credentials is None and gone.status == "needs_reauth"
     # members may look but not change accounts
     member = await signed_in(env, "member@a.example")
     page = await member.get(f"/console/brands/{brand.id}/accounts")

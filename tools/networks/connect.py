@@ -138,16 +138,12 @@ async def save(s: AsyncSession, rt: Runtime, brand_id: str, platform: str, verif
 
 
 async def disconnect(rt: Runtime, integration_id: str) -> Integration:
-    """Forget an account's credentials. The row stays (History and receipts keep its name); it cannot publish
-    until `reconnect`, and targets and preflight show the reconnect action."""
+    """Forget an account's credentials (operator.disconnect_integration, the one disconnect)."""
     async with rt.db.session(write=True) as s:
-        integration = await s.get(Integration, integration_id)
-        if integration is None:
-            raise ConnectError(f"no integration {integration_id}")
-        integration.credentials = None
-        integration.status, integration.updated_at = "needs_reauth", rt.clock.now()
-        s.add(integration)
-        return integration
+        try:
+            return await operator.disconnect_integration(s, rt.clock.now(), integration_id)
+        except operator.OperatorError as exc:
+            raise ConnectError(str(exc)) from None
 
 
 async def reconnect(rt: Runtime, integration_id: str, options: dict[str, Any]) -> Integration:

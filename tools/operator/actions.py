@@ -212,13 +212,17 @@ async def set_integration_status(session: AsyncSession, now: datetime, integrati
     return integration
 
 
-async def disconnect_integration(session: AsyncSession, integration_id: str, workspace_id: str) -> Integration:
-    """Remove a connected account and its stored credentials (the dashboard's disconnect). Schedules that
-    named it keep its ID; preflight and the worker report it as a target that no longer exists."""
+async def disconnect_integration(session: AsyncSession, now: datetime, integration_id: str,
+                                 workspace_id: str | None = None) -> Integration:
+    """The one disconnect (CLI and console): forget the account's credentials. The row stays, so History,
+    receipts and Schedules keep its name; it cannot publish until reconnected, and targets and preflight show
+    the reconnect action. `workspace_id` confines the lookup to one workspace (the console's caller)."""
     integration = await session.get(Integration, integration_id)
-    if integration is None or integration.workspace_id != workspace_id:
+    if integration is None or (workspace_id is not None and integration.workspace_id != workspace_id):
         raise OperatorError(f"no integration {integration_id}")
-    await session.delete(integration)
+    integration.credentials = None
+    integration.status, integration.updated_at = "needs_reauth", now
+    session.add(integration)
     await session.flush()
     return integration
 
