@@ -26,6 +26,7 @@ from storage.tables.integrations import Integration
 from storage.tables.notifications import Notification
 from storage.tables.publishing import Schedule
 from tests.deploy.support import CLI, free_port
+from tests.mcp.support import envelope, in_memory
 from tests.media.support import image_bytes, upload
 from tests.networks.pds import BlueskyAccount, Pds
 from tests.networks.support import Flow, assert_no_secrets
@@ -185,7 +186,7 @@ async def test_draft_preflight_schedule_worker_publishes_to_the_pds(env, pds: Pd
     rkey = uri.rsplit("/", 1)[1]
     permalink = f"https://bsky.app/profile/{bsky_account.handle}/post/{rkey}"
     assert any(h.get("permalink_url") == permalink for h in out["history"]["items"]), out["history"]
-    assert permalink in json.dumps(out["receipt"]) or "'has_permalink': True" in str(out["receipt"]), out["receipt"]
+    assert "'has_permalink': True" in str(out["receipt"]), out["receipt"]
 
     root = _get_record(pds.url, uri)["value"]  # the post exists on the PDS
     assert root["text"].startswith("Spring roast is here")
@@ -204,8 +205,17 @@ async def test_draft_preflight_schedule_worker_publishes_to_the_pds(env, pds: Pd
         assert uri in feed.text
 
     bodies = [*flow.bodies, done.stdout, done.stderr, serve_log, caplog.text]
-    mcp = await env.call("get_schedule_receipt", flow.key, brand_id=flow.brand.id, schedule_id=schedule_id)
-    bodies.append(json.dumps(mcp.body, default=str))
+    async with in_memory(env, flow.key) as client:  # what an agent reads over MCP
+        for name, args in (("list_targets", {"brand_id": flow.brand.id}),
+                           ("list_history", {"brand_id": flow.brand.id}),
+                           ("list_publications", {"brand_id": flow.brand.id}),
+                           ("get_schedule_receipt", {"brand_id": flow.brand.id, "schedule_id": schedule_id})):
+            answer = envelope(await client.call_tool(name, args))
+            bodies.append(json.dumps(answer))
+    # over MCP: History carries the real permalink, Publications the post's at:// URI, the receipt says the
+    # target has a permalink
+    assert permalink in bodies[-3] and uri in bodies[-2] and '"has_permalink": true' in bodies[-1], bodies[-4:]
+    assert done.stderr and caplog.text  # the run did log
     assert_no_secrets(bodies, await _secrets_of(env, i.id, bsky_account))
 
 
@@ -221,10 +231,12 @@ class HoldingProxy:
         self.hold = True
         self.accepted = threading.Event()
         self.released = threading.Event()
+        self.paths: list[str] = []  # XRPC methods asked through the proxy
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
             def _forward(self) -> None:
+                proxy.paths.append(self.path.split("?")[0].removeprefix("/xrpc/"))
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
@@ -281,6 +293,7 @@ async def test_worker_killed_after_the_pds_accepted_leaves_exactly_one_post(env,
             worker.wait(60)
         assert len(_records(pds.url, bsky_account.did)) == 1  # the PDS has the post; socialpub does not know yet
         proxy.release()
+        proxy.paths.clear()
         async with env.db.session(write=True) as s:  # the dead worker's lease runs out
             schedule = await s.get(Schedule, schedule_id)
             assert schedule.status == "publishing" and schedule.lease_owner
@@ -289,6 +302,9 @@ async def test_worker_killed_after_the_pds_accepted_leaves_exactly_one_post(env,
         again = subprocess.run([CLI, "worker", "--once"], env=_cli_env(env), capture_output=True, text=True,
                                timeout=300)
         assert again.returncode == 0 and "1 item(s) processed" in again.stdout, again.stdout + again.stderr
+        # recovered by find_post (getRecord under the token's key), not written again
+        assert "com.atproto.repo.getRecord" in proxy.paths and "com.atproto.repo.putRecord" not in proxy.paths, \
+            proxy.paths
     finally:
         proxy.close()
     out = await flow.outcome(schedule_id)
