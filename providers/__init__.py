@@ -1,10 +1,11 @@
 """Adapters to social networks behind one small interface. `sandbox` is local and deterministic; the others
 talk to real networks (their base URLs come from each account: a Mastodon instance, the Telegram Bot API base
-stored at connect time, a Discord webhook URL)."""
+stored at connect time, a Discord webhook URL, a Bluesky PDS)."""
 
 from __future__ import annotations
 
 from providers.base import Account, Options, PostRequest, PostResult, Provider, ProviderError
+from providers.bluesky import BlueskyProvider
 from providers.discord import DiscordProvider
 from providers.mastodon import MastodonProvider
 from providers.sandbox import SandboxProvider
@@ -16,4 +17,4 @@ __all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "Provi
 
 def default_providers() -> dict[str, Provider]:
     return {"sandbox": SandboxProvider(), "mastodon": MastodonProvider(), "telegram": TelegramProvider(),
-            "discord": DiscordProvider()}
+            "discord": DiscordProvider(), "bluesky": BlueskyProvider()}

@@ -151,7 +151,13 @@ def _session_credentials(base: dict[str, Any], answer: Any) -> dict[str, Any]:
     return {**base, "did": answer["did"], "handle": answer["handle"],
             "access_jwt": answer["accessJwt"], "refresh_jwt": answer["refreshJwt"],
             "access_expires_at": jwt_expiry(answer["accessJwt"]),
-            "refresh_expires_at": jwt_expiry(answer["refreshJwt"])}
+            "refresh_expires_at": jwt_expiry(answer["refreshJwt"]),
+            # The vault keeps `expires_at` readable, so the token tick sees a refresh is due without decrypting.
+            "expires_at": _expires_at(jwt_expiry(answer["accessJwt"]))}
+
+
+def _expires_at(epoch: int | None) -> str | None:
+    return _iso(datetime.fromtimestamp(epoch, UTC)) if isinstance(epoch, int) else None
 
 
 async def _create_session(client: httpx.AsyncClient, identifier: str, app_password: str) -> Any:

@@ -192,18 +192,6 @@ async def test_connect_verifies_before_saving_and_refuses_bad_credentials(env) -
     assert await _count(env, "telegram") == await _count(env, "discord") == 0
 
 
-async def test_bluesky_connect_calls_the_adapter(env) -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("providers.bluesky") is None:
-        pytest.skip("bluesky adapter lands from branch bsky")
-    flow = await Flow(env).setup()
-    with pytest.raises(networks.ConnectError):  # nothing listens there: a clear error, nothing saved
-        await networks.connect(env.rt, flow.brand.id, "bluesky", {"service": "https://bsky.invalid",
-                                                                  "handle": "a.test", "app_password": "x"})
-    assert await _count(env, "bluesky") == 0
-
-
 # --- end to end: connect → draft → preflight → approved Schedule → worker ---------------------------------
 
 async def test_telegram_and_discord_publish_end_to_end_and_never_echo_a_secret(env, caplog) -> None:

@@ -7,13 +7,12 @@ sealed by the vault on the way in; no message here ever contains one.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any
 
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from providers import discord, mastodon, telegram
+from providers import bluesky, discord, mastodon, telegram
 from providers.base import Connection, ProviderError
 from storage import vault
 from storage.tables.brands import Brand
@@ -23,7 +22,7 @@ from tools.operator import actions as operator
 from tools.runtime import Runtime
 from tools.services.fetch import FetchError, FetchPolicy, check_url
 
-BLUESKY_SERVICE = "https://bsky.social"
+BLUESKY_SERVICE = bluesky.DEFAULT_SERVICE
 
 
 class ConnectError(Exception):
@@ -74,10 +73,6 @@ async def verify(rt: Runtime, platform: str, options: dict[str, Any]) -> Verifie
                 raise ConnectError(f"The Discord webhook URL is refused: {exc}.") from None
             return Verified("discord", await discord.verify(str(url)))
         if platform == "bluesky":
-            try:
-                bluesky = importlib.import_module("providers.bluesky")
-            except ModuleNotFoundError:
-                raise ConnectError("The Bluesky adapter is not installed in this build.") from None
             service = await public_base(rt, str(options.get("service") or BLUESKY_SERVICE), "The Bluesky service URL")
             return Verified("bluesky", await bluesky.connect(service, str(options["handle"]),
                                                              str(options["app_password"])))
