@@ -53,9 +53,9 @@ def manifest() -> dict[str, Any]:
             "against a local database (SQLite by default). The agent acts with the API key you enter: it reads "
             "its authority and brands, writes drafts in each brand's voice, runs write-free preflight checks, and "
             "creates Schedules. Nothing publishes without a key holding publish:execute. Create the database and "
-            "a key with `socialpub init --demo` (or `socialpub keys create`). The bundle needs Python 3.11+ with "
-            "socialpub's dependencies: pack them into lib/ (`pip install --target lib .`) before "
-            "`mcpb pack`."),
+            "a key with `socialpub init --demo` (or `socialpub keys create`). The bundle needs Python 3.11+ as "
+            "python3 (python on Windows); its dependencies are vendored in lib/ for the platform it was built on "
+            "(`socialpub bundle`)."),
         "author": {"name": "socialpub contributors"},
         "license": "MIT",
         "keywords": ["social media", "publishing", "scheduling", "mcp", "agents"],
