@@ -18,7 +18,7 @@ from tools import catalogue
 
 ENDPOINTS = catalogue.endpoints()
 # No tool may silently grow back: a listed tool (description, schemas, annotations, _meta) stays under this.
-TOOL_CAP_BYTES = 10_240
+TOOL_CAP_BYTES = 9_216
 
 
 def listed_bytes(name: str) -> int:
