@@ -1,4 +1,5 @@
-"""Files generated from the catalogue: `manifest.json` (MCP Bundle) and `docs/tools.md`.
+"""Files generated from the catalogue: `manifest.json` (MCP Bundle), `docs/tools.md` and the size table of
+`docs/mcp.md`.
 
     python -m server.generate            # rewrite both
     python -m server.generate --check    # exit 1 and name the stale files (tests run the same comparison)
@@ -17,6 +18,7 @@ from server.mcp_server.app import package_version
 from server.mcp_server.resources import available as available_resources
 from server.mcp_server.selection import Selection, parse_toolsets
 from server.mcp_server.tools import annotations, endpoint_label, specs
+from tools.tool_schemas import envelope_schema, input_schema
 from tools.toolsets import DEFAULT_TOOLSETS, TOOLSETS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,9 +53,9 @@ def manifest() -> dict[str, Any]:
             "against a local database (SQLite by default). The agent acts with the API key you enter: it reads "
             "its authority and brands, writes drafts in each brand's voice, runs write-free preflight checks, and "
             "creates Schedules. Nothing publishes without a key holding publish:execute. Create the database and "
-            "a key with `socialpub init --demo` (or `socialpub keys create`). The bundle needs Python 3.11+ with "
-            "socialpub's dependencies: pack them into lib/ (`pip install --target lib .`) before "
-            "`mcpb pack`."),
+            "a key with `socialpub init --demo` (or `socialpub keys create`). The bundle needs Python 3.11+ as "
+            "python3 (python on Windows); its dependencies are vendored in lib/ for the platform it was built on "
+            "(`socialpub bundle`)."),
         "author": {"name": "socialpub contributors"},
         "license": "MIT",
         "keywords": ["social media", "publishing", "scheduling", "mcp", "agents"],
@@ -114,19 +116,47 @@ def _authority(ep: Any) -> str:
     return text + (f"; role {' or '.join(ep.roles)}" if ep.roles else "")
 
 
-def list_sizes() -> list[tuple[str, int, int]]:
-    """(selection, tools, bytes) of `tools/list` for a full-scope key: the tool definitions as compact JSON, as
-    the server sends them (page envelopes aside). docs/mcp.md points here instead of quoting numbers."""
+def _tool_bytes(tool: Any, **schemas: Any) -> int:
+    return len(json.dumps({**tool.model_dump(by_alias=True, exclude_none=True, mode="json"), **schemas},
+                          separators=(",", ":")))
+
+
+def list_sizes() -> list[tuple[str, int, int, int]]:
+    """(selection, tools, full bytes, listed bytes) of `tools/list` for a full-scope key: the tool definitions as
+    compact JSON (page envelopes aside), once with the full REST schemas (what socialpub listed before issue 17)
+    and once as listed now (lean schemas). docs point here instead of quoting numbers."""
     table = specs()
     endpoints = [s.endpoint for s in table.values()]
     out = []
     for label, selection in (("default toolsets", Selection()),
                              ("default toolsets, `--read-only`", Selection(read_only=True)),
                              ("`--toolsets all`", Selection(toolsets=parse_toolsets("all")))):
-        tools = [table[ep.name].tool.model_dump(by_alias=True, exclude_none=True, mode="json")
-                 for ep in selection.listed(endpoints, None)]
-        out.append((label, len(tools), len(json.dumps(tools, separators=(",", ":")))))
+        listed = [table[ep.name].tool for ep in selection.listed(endpoints, None)]
+        full = sum(_tool_bytes(t, inputSchema=input_schema(table[t.name].endpoint),
+                               outputSchema=envelope_schema(table[t.name].endpoint)) for t in listed)
+        # The JSON array's brackets and commas, as one list.
+        overhead = 2 + max(len(listed) - 1, 0)
+        out.append((label, len(listed), full + overhead, sum(_tool_bytes(t) for t in listed) + overhead))
     return out
+
+
+def size_table() -> list[str]:
+    lines = ["| Selection | Tools | With full REST schemas | As listed (lean schemas) |", "|---|---|---|---|"]
+    lines += [f"| {label} | {count} | {full:,} | {lean:,} |" for label, count, full, lean in list_sizes()]
+    return lines
+
+
+MCP_DOC_PATH = ROOT / "docs" / "mcp.md"
+SIZE_BEGIN = "<!-- generated: tools/list size (python -m server.generate) -->"
+SIZE_END = "<!-- end generated -->"
+
+
+def mcp_markdown() -> str:
+    """docs/mcp.md with its size table regenerated between the markers (the rest is hand-written)."""
+    text = MCP_DOC_PATH.read_text()
+    head, rest = text.split(SIZE_BEGIN, 1)
+    _, tail = rest.split(SIZE_END, 1)
+    return head + SIZE_BEGIN + "\n\n" + "\n".join(size_table()) + "\n\n" + SIZE_END + tail
 
 
 def tools_markdown() -> str:
@@ -164,8 +194,8 @@ def tools_markdown() -> str:
     lines += ["", "## tools/list size", "",
               "What a client loads into its context for a full-scope key (narrower keys see fewer tools): the tool "
               "definitions as compact JSON, input and output schemas included.", "",
-              "| Selection | Tools | Bytes |", "|---|---|---|"]
-    lines += [f"| {label} | {count} | {size:,} |" for label, count, size in list_sizes()]
+              ]
+    lines += size_table()
     lines += ["", "## Resources", "", "| URI | Tool it reads |", "|---|---|"]
     lines += [f"| `{d.uri}` | `{ep.name}` |" for d, ep in available_resources()]
     lines += ["", "## Prompts", "", "| Prompt | Arguments | Tools it walks |", "|---|---|---|"]
@@ -178,7 +208,7 @@ def tools_markdown() -> str:
 
 def rendered() -> dict[Path, str]:
     return {MANIFEST_PATH: json.dumps(manifest(), indent=2, ensure_ascii=False) + "\n",
-            TOOLS_DOC_PATH: tools_markdown()}
+            TOOLS_DOC_PATH: tools_markdown(), MCP_DOC_PATH: mcp_markdown()}
 
 
 def stale() -> list[Path]:

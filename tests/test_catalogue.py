@@ -14,7 +14,7 @@ from schemas.scopes import ADMIN_ROLES
 from schemas.scopes import BY_NAME as SCOPES
 from tools import catalogue
 from tools.endpoint import fields_at
-from tools.tool_schemas import envelope_schema, input_schema
+from tools.tool_schemas import envelope_schema, input_schema, listed_input_schema, listed_output_schema
 from tools.toolsets import BY_NAME as TOOLSETS
 
 ENDPOINTS = catalogue.endpoints()
@@ -52,7 +52,7 @@ def test_endpoint_declaration(ep) -> None:
 
 @pytest.mark.parametrize("ep", ENDPOINTS, ids=IDS)
 def test_schemas_are_valid_2020_12_objects(ep) -> None:
-    for schema in (input_schema(ep), envelope_schema(ep)):
+    for schema in (input_schema(ep), envelope_schema(ep), listed_input_schema(ep), listed_output_schema(ep)):
         Draft202012Validator.check_schema(schema)
         assert schema["type"] == "object"
         assert not {"anyOf", "oneOf", "allOf"} & set(schema)
@@ -64,11 +64,12 @@ def test_only_get_context_needs_just_a_key() -> None:
 
 @pytest.mark.parametrize("ep", ENDPOINTS, ids=IDS)
 def test_schema_snapshot(ep) -> None:
-    """A change to a public schema shows up in review as a change to this file (UPDATE_SNAPSHOTS=1 rewrites)."""
+    """A change to a public schema shows up in review as a change to this file (UPDATE_SNAPSHOTS=1 rewrites).
+    These are the schemas MCP lists (lean); the full REST schemas are the OpenAPI document's."""
     current = {
         "endpoint": f"{ep.method} {ep.path}" + (f"?variant={ep.variant}" if ep.variant else ""),
         "scopes": list(ep.scopes), "public": ep.public, "roles": list(ep.roles), "idempotency": ep.idempotency,
-        "input": input_schema(ep), "output": envelope_schema(ep),
+        "input": listed_input_schema(ep), "output": listed_output_schema(ep),
     }
     path = SNAPSHOTS / f"{ep.name}.json"
     text = json.dumps(current, indent=2, sort_keys=True) + "\n"

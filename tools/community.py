@@ -257,7 +257,8 @@ ENDPOINTS = [
         handler=delete_community_post, request=PostPath, response=out.Deleted, destructive=True,
         title="Delete community post", **_WRITE,
         summary="Permanently delete a community post with its comments, votes and admin thread.",
-        guidance="Cannot be undone. To close a post without losing it, update its status instead.",
+        guidance="Cannot be undone and never touches other posts. To close a post without losing it, update its "
+                 "status instead.",
     ),
     Endpoint(
         name="add_community_post_note", method="POST", path="/v1/community/posts/{post_id}/notes",
@@ -287,6 +288,6 @@ ENDPOINTS = [
         request=CommentPath, response=out.CommentDeleted, destructive=True, title="Delete community post comment",
         **_WRITE,
         summary="Permanently delete one comment of a community post; the post's comment_count goes down by one.",
-        guidance="Cannot be undone.",
+        guidance="Cannot be undone; never touches the post or its other comments.",
     ),
 ]

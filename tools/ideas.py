@@ -102,6 +102,6 @@ ENDPOINTS = [
         name="delete_idea", method="DELETE", path=ONE, toolset="ideas", handler=delete_idea, request=sl.IdeaPath,
         response=sl.Deleted, scopes=("ideas:write",), destructive=True, title="Delete idea",
         summary="Delete a content idea; drafts made from it stay.",
-        guidance="Deletes only the idea.",
+        guidance="Never deletes a draft: it deletes only the idea.",
     ),
 ]

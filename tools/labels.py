@@ -137,7 +137,7 @@ ENDPOINTS = [
         name="update_label", method="PATCH", path=ONE_LABEL, toolset="labels", handler=update_label,
         request=sl.UpdateLabelRequest, response=sl.Label, scopes=("labels:write",), title="Update label",
         summary="Rename a label or change its colour; only the given fields change.",
-        guidance="Content items keep the label; only its name or colour changes.",
+        guidance="Never removes the label from content items: only its name or colour changes.",
     ),
     Endpoint(
         name="delete_label", method="DELETE", path=ONE_LABEL, toolset="labels", handler=delete_label,

@@ -109,13 +109,13 @@ ENDPOINTS = [
         name="update_snippet", method="PATCH", path=ONE, toolset="snippets", handler=update_snippet,
         request=sl.UpdateSnippetRequest, response=sl.Snippet, scopes=("snippets:write",), title="Update snippet",
         summary="Change a snippet's name, text or labels; only the given fields change and null clears a text field.",
-        guidance="Drafts that used the snippet's text keep their own copy.",
+        guidance="Never changes drafts that used the snippet's text: they keep their own copy.",
     ),
     Endpoint(
         name="delete_snippet", method="DELETE", path=ONE, toolset="snippets", handler=delete_snippet,
         request=sl.SnippetPath, response=sl.Deleted, scopes=("snippets:write",), destructive=True,
         title="Delete snippet",
         summary="Delete a snippet; drafts that used its text keep their own copy.",
-        guidance="Deletes only the snippet.",
+        guidance="Never changes a draft: it deletes only the snippet.",
     ),
 ]

@@ -8,7 +8,20 @@ from types import ModuleType
 
 def modules() -> list[ModuleType]:
     # Imported when the parser is built: the command modules import server.cli for their helpers.
-    from server.commands import autopilot, bio, core, mcp, media, networks, notifications, plans, sandbox, serve, users
+    from server.commands import (
+        autopilot,
+        bio,
+        bundle,
+        core,
+        mcp,
+        media,
+        networks,
+        notifications,
+        plans,
+        sandbox,
+        serve,
+        users,
+    )
 
     # networks extends core's `integrations` parser, so it comes after core.
-    return [autopilot, bio, core, mcp, media, networks, notifications, plans, sandbox, serve, users]
+    return [autopilot, bio, bundle, core, mcp, media, networks, notifications, plans, sandbox, serve, users]

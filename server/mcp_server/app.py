@@ -193,12 +193,17 @@ class McpApp:
             outcome = self.dispatcher.error(ApiError("NOT_FOUND", f"No resource {uri[:200]}; resources: {known}."),
                                             new_request_id())
         else:
-            _, ep, path_args = found
-            outcome = await self.dispatcher.invoke(ep, path_args, token=ident.token, client=ident.client,
-                                                   transport="mcp", **_authority(ident))
+            definition, ep, path_args = found
+            outcome = await self.dispatcher.invoke(ep, {} if definition.select else path_args, token=ident.token,
+                                                   client=ident.client, transport="mcp", **_authority(ident))
         if not outcome.ok:
             raise resource_error(outcome)
         data = (outcome.body or {}).get("data")
+        if found is not None and found[0].select is not None:
+            try:
+                data = found[0].select(data, found[2])
+            except ApiError as exc:
+                raise resource_error(self.dispatcher.error(exc, new_request_id())) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=uri, mime_type=resources.MIME, text=json.dumps(data, ensure_ascii=False))])
 

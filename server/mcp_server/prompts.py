@@ -65,16 +65,21 @@ PROMPTS: tuple[PromptDef, ...] = (
                                       "the post in that voice."),
             Step("list_targets", "List the brand's connected accounts; keep the ones with schedulable true and "
                                  "note each integration_id and platform."),
-            Step("get_platform_capabilities", "Read the rules for those platforms: post types, text and media "
-                                              "limits, and the settings fields each needs."),
+            Step("get_platform_capabilities", "Read the rules for those platforms (post types, text and media "
+                                              "limits, settings), or only the resource "
+                                              "socialpub://platforms/<platform>/settings-schema of each; the "
+                                              "rules live there, not in this prompt."),
             Step("get_target_dynamic_options", "For a TikTok target, read its live privacy options and let the "
                                                "user choose one; never guess a privacy level."),
             Step("import_media", "If the post needs an image or video, import it from its URL (send an "
                                  "idempotency_key)."),
             Step("get_media", "Read each media item again until readiness.ready_for_content is true."),
-            Step("create_content_item", "Create the draft: name, single_copy (or platform_copy), the *_settings "
-                                        "each platform needs, intended_integration_ids, and a new "
-                                        "idempotency_key. A draft schedules nothing."),
+            Step("create_content_item", "Create the draft: name, single_copy (or platform_copy), the "
+                                        "<platform>_settings each platform needs (as "
+                                        "socialpub://platforms/<platform>/settings-schema describes), "
+                                        "intended_integration_ids, and a new "
+                                        "idempotency_key. A draft schedules nothing; an error's issues name the "
+                                        "exact field to fix."),
             Step("preflight_content", "Check the draft for those integration_ids at {scheduled_at} with "
                                       "approval_status pending_review. If can_schedule is false, apply each "
                                       "blocker's repair_action, then check again."),
@@ -131,7 +136,8 @@ PROMPTS: tuple[PromptDef, ...] = (
                                       "repair_action.guidance."),
             Step("get_content_item", "Read the draft to see the fields the blockers point at."),
             Step("update_content_item", "Correct caption, title, hashtag and settings problems at the field_path "
-                                        "each blocker names."),
+                                        "each blocker names (a platform's settings rules: resource "
+                                        "socialpub://platforms/<platform>/settings-schema)."),
             Step("get_target_dynamic_options", "For a TikTok privacy blocker, read the live privacy options and "
                                                "ask the user to choose one."),
             Step("update_tiktok_privacy", "Write the chosen privacy level for that exact integration_id."),

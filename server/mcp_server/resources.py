@@ -7,14 +7,22 @@ A resource whose endpoint is not in the catalogue is simply not offered. Read er
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 from urllib.parse import unquote
 
 import mcp_types as types
 
+from schemas.errors import ApiError
 from tools import catalogue
 from tools.endpoint import Endpoint
+from tools.tool_schemas import SETTINGS_SCHEMA_URI
+
+# A selector picks part of the endpoint's `data` by the URI's parameters (the endpoint then takes no path
+# arguments from the URI); it raises ApiError for a parameter that names nothing.
+Selector = Callable[[Any, dict[str, str]], Any]
 
 MIME = "application/json"
 
@@ -26,6 +34,7 @@ class ResourceDef:
     name: str
     title: str
     description: str
+    select: Selector | None = None
 
     @property
     def is_template(self) -> bool:
@@ -42,11 +51,29 @@ class ResourceDef:
         return {k: unquote(v) for k, v in found.groupdict().items()} if found else None
 
 
+def platform_settings(capabilities: dict[str, Any], params: dict[str, str]) -> dict[str, Any]:
+    """One platform's complete settings rules, cut from the capabilities document (one source of truth)."""
+    wanted = params["platform"]
+    platforms = capabilities.get("platforms", [])
+    for p in platforms:
+        if p["key"] == wanted:
+            keys = ("key", "settings_key", "settings_fields", "post_types", "default_post_type", "required_settings",
+                    "thread", "follow_up_reply", "text_rules", "post_type_rules", "guidance")
+            return {k: p.get(k) for k in keys} | {"validation_version": capabilities.get("validation_version")}
+    known = ", ".join(p["key"] for p in platforms)
+    raise ApiError("NOT_FOUND", f"No platform {wanted[:64]!r}; platforms: {known}.")
+
+
 RESOURCES: tuple[ResourceDef, ...] = (
     ResourceDef("socialpub://platforms/capabilities", "get_platform_capabilities", "platform_capabilities",
                 "Platform capabilities",
                 "The public platform registry: account modes, post types, text and media rules and settings "
                 "fields for every supported platform. Read it before writing *_settings for a draft."),
+    ResourceDef(SETTINGS_SCHEMA_URI, "get_platform_capabilities", "platform_settings_schema",
+                "Platform settings schema",
+                "One platform's <platform>_settings: the complete JSON Schema (settings_fields), required settings, "
+                "thread and post-type rules. Tool input schemas list only the keys; the rules are here.",
+                select=platform_settings),
     ResourceDef("socialpub://context", "get_context", "agent_context", "Agent context",
                 "This API key's authority: actor, workspace, granted scopes, brand access and the brands it may "
                 "act on, with links."),

@@ -17,7 +17,7 @@ from schemas.errors import ApiError
 from server.dispatch import Outcome, new_request_id
 from tools import catalogue
 from tools.endpoint import Endpoint
-from tools.tool_schemas import envelope_schema, input_schema
+from tools.tool_schemas import listed_input_schema, listed_output_schema
 
 META_PREFIX = "socialpub/"
 
@@ -35,26 +35,25 @@ def title(ep: Endpoint) -> str:
 def authority(ep: Endpoint) -> str:
     if ep.public:
         return "Public: no API key needed."
-    parts = [f"Requires scope {', '.join(ep.scopes)}." if ep.scopes else "Any valid API key; no scope needed."]
+    parts = [f"Scope {', '.join(ep.scopes)}." if ep.scopes else "Any valid key."]
     if ep.roles:
-        parts.append(f"The key's owner needs role {' or '.join(ep.roles)}.")
+        parts.append(f"Role {' or '.join(ep.roles)}.")
     return " ".join(parts)
 
 
 def idempotency_note(ep: Endpoint) -> str:
     if ep.idempotency == "required":
-        return ("Send a new idempotency_key (e.g. a UUID) with every distinct request and reuse it only to retry "
-                "that exact request: a retry returns the stored result (meta.idempotency_replayed: true) instead "
-                "of acting twice; other input under a used key is refused (409).")
+        return "New idempotency_key per request; reuse it only to retry (replays the stored result)."
     if ep.idempotency == "optional":
-        return ("Send an idempotency_key to make retries safe: a retry with the same key and input returns the "
-                "stored result (meta.idempotency_replayed: true); without a key, calling twice acts twice.")
+        return "Send an idempotency_key to make retries safe; without one, calling twice acts twice."
     return ""
 
 
 def description(ep: Endpoint) -> str:
     """What it does, what it never does and what to call next, who may call it, how to retry it."""
     parts = [ep.summary, ep.guidance]
+    if ep.changes_nothing and "never" not in f"{ep.summary} {ep.guidance}".lower():
+        parts.append("Read-only: never changes anything.")
     if ep.variant:
         parts.append(f"This is the {ep.variant} response shape of {endpoint_label(ep)}; prefer the released shape "
                      f"unless a client needs this one.")
@@ -70,8 +69,7 @@ def idempotent(ep: Endpoint) -> bool:
 
 
 def annotations(ep: Endpoint) -> types.ToolAnnotations:
-    return types.ToolAnnotations(
-        title=title(ep),
+    return types.ToolAnnotations(  # the title is the tool's own `title`, not repeated here
         read_only_hint=ep.changes_nothing,
         destructive_hint=not ep.changes_nothing and (ep.destructive or ep.method == "DELETE"),
         idempotent_hint=idempotent(ep),
@@ -101,8 +99,8 @@ class ToolSpec:
 
 
 def build_spec(ep: Endpoint) -> ToolSpec:
-    schema = input_schema(ep)
-    output = envelope_schema(ep)
+    schema = listed_input_schema(ep)
+    output = listed_output_schema(ep)
     Draft202012Validator.check_schema(schema)
     tool = types.Tool(name=ep.name, title=title(ep), description=description(ep), input_schema=schema,
                       output_schema=output, annotations=annotations(ep), meta=tool_meta(ep))

@@ -52,8 +52,13 @@ def test_tools_doc_names_every_tool_and_toolset() -> None:
 def test_check_mode_reports_stale_files(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setattr(generate, "MANIFEST_PATH", tmp_path / "manifest.json")
     monkeypatch.setattr(generate, "TOOLS_DOC_PATH", tmp_path / "tools.md")
+    # docs/mcp.md is hand-written around its generated table: a copy with a stale table
+    (tmp_path / "mcp.md").write_text(generate.MCP_DOC_PATH.read_text().replace(generate.SIZE_END, "| stale |\n"
+                                                                             + generate.SIZE_END))
+    monkeypatch.setattr(generate, "MCP_DOC_PATH", tmp_path / "mcp.md")
     monkeypatch.setattr(generate, "ROOT", tmp_path)
     assert generate.main(["--check"]) == 1
-    assert "stale: manifest.json" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "stale: manifest.json" in err and "stale: mcp.md" in err
     assert generate.main([]) == 0
     assert generate.main(["--check"]) == 0

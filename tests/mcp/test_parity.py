@@ -16,7 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
+from server.mcp_server import tools as mcp_tools
 from server.mcp_server.selection import Selection
 from tests.mcp.support import envelope, in_memory
 from tools import catalogue
@@ -64,6 +66,9 @@ async def _both(world: Any, ep: Any, key: str | None, args: dict[str, Any]) -> i
     async with in_memory(env, key, selection=ALL) as client:
         result = await client.call_tool(ep.name, args)
     mcp = envelope(result)
+    if not result.is_error:  # a success validates against the lean schema the tool lists
+        listed = mcp_tools.specs()[ep.name].tool.output_schema
+        assert not [e.message for e in Draft202012Validator(listed).iter_errors(mcp)], ep.name
     assert _without_request_id(mcp) == _without_request_id(rest.json()), (ep.name, key and "key", args)
     assert result.is_error is (rest.status_code >= 400)
     if not mcp["success"]:

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from server.mcp_server.prompts import PROMPTS, placeholders
+from server.mcp_server.resources import RESOURCES
 from tools import catalogue
 
 # A tool-like identifier: verb_noun with a verb the catalogue uses.
@@ -33,3 +34,18 @@ def test_step_texts_name_only_their_own_tool(prompt) -> None:
 @pytest.mark.parametrize("prompt", PROMPTS, ids=lambda p: p.name)
 def test_placeholders_are_arguments(prompt) -> None:
     assert placeholders(prompt) <= {a.name for a in prompt.arguments}
+
+
+RESOURCE_WORD = re.compile(r"socialpub://[a-z_/<>{}-]+")
+
+
+@pytest.mark.parametrize("prompt", PROMPTS, ids=lambda p: p.name)
+def test_settings_rules_are_referenced_not_inlined(prompt) -> None:
+    """A step about platform settings points to the settings-schema resource, and every resource a prompt names
+    is one the server offers (`<platform>` is the template's `{platform}`)."""
+    offered = {d.uri for d in RESOURCES}
+    for step in prompt.steps:
+        if "settings" in step.text:
+            assert "socialpub://platforms/<platform>/settings-schema" in step.text, step
+        for uri in RESOURCE_WORD.findall(step.text):
+            assert uri.replace("<platform>", "{platform}") in offered, uri

@@ -20,7 +20,8 @@ async def test_resources_and_templates_are_listed(world) -> None:
         listed = (await client.list_resources()).resources
         templates = (await client.list_resource_templates()).resource_templates
     assert {r.uri for r in listed} == {"socialpub://platforms/capabilities", "socialpub://context"}
-    assert [t.uri_template for t in templates] == ["socialpub://brands/{brand_id}/context"]
+    assert [t.uri_template for t in templates] == ["socialpub://platforms/{platform}/settings-schema",
+                                                   "socialpub://brands/{brand_id}/context"]
     assert all(r.name and r.description and r.mime_type == "application/json" for r in [*listed, *templates])
 
 
@@ -38,6 +39,23 @@ async def test_each_resource_reads_its_endpoint_data(world, uri, rest_path) -> N
     (content,) = result.contents
     assert content.uri == uri and content.mime_type == "application/json"
     assert json.loads(content.text) == rest["data"]
+
+
+async def test_platform_settings_schema_is_the_capabilities_entry(world) -> None:
+    """The deep rules a tool listing leaves out: every platform's full settings schema, read from the registry."""
+    env = world.env
+    caps = (await env.rest.get("/v1/platforms/capabilities")).json()["data"]
+    async with in_memory(env, world.full_key) as client:
+        for platform in caps["platforms"]:
+            result = await client.read_resource(f"socialpub://platforms/{platform['key']}/settings-schema")
+            doc = json.loads(result.contents[0].text)
+            assert doc["settings_fields"] == platform["settings_fields"]
+            assert doc["settings_key"] == platform["settings_key"]  # null for a platform without settings
+            assert doc["required_settings"] == platform["required_settings"]
+        with pytest.raises(MCPError) as info:
+            await client.read_resource("socialpub://platforms/myspace/settings-schema")
+    assert (info.value.data["code"], info.value.data["status"]) == ("NOT_FOUND", 404)
+    assert "bluesky" in info.value.data["message"]
 
 
 @pytest.mark.parametrize("case", ["other_brand", "missing_scope", "unknown_uri", "bad_key"])
@@ -62,7 +80,7 @@ async def test_read_errors_carry_the_spec_error(world, case) -> None:
 
 
 async def test_template_values_are_url_decoded(world) -> None:
-    (template,) = [d for d in RESOURCES if d.is_template]
+    template = next(d for d in RESOURCES if d.uri == "socialpub://brands/{brand_id}/context")
     assert template.match("socialpub://brands/brd%5F1/context") == {"brand_id": "brd_1"}
     assert template.match("socialpub://brands/a/b/context") is None
     assert template.match("socialpub://brands//context") is None

@@ -14,7 +14,7 @@ from server.mcp_server.app import McpApp
 from server.mcp_server.selection import Selection, SelectionError, decode_cursor, encode_cursor, parse_toolsets
 from tests.mcp.support import all_tools, envelope, in_memory, install_probe
 from tools import catalogue
-from tools.tool_schemas import envelope_schema, input_schema
+from tools.tool_schemas import listed_input_schema, listed_output_schema
 from tools.toolsets import DEFAULT_TOOLSETS, TOOLSETS
 
 pytestmark = pytest.mark.anyio
@@ -29,8 +29,8 @@ def test_every_endpoint_is_one_tool_derived_from_its_declaration(ep) -> None:
     spec = mcp_tools.specs()[ep.name]
     tool = spec.tool
     assert tool.name == ep.name
-    assert tool.input_schema == input_schema(ep)
-    assert tool.output_schema == envelope_schema(ep)
+    assert tool.input_schema == listed_input_schema(ep)
+    assert tool.output_schema == listed_output_schema(ep)
     assert ep.summary in tool.description and (ep.guidance or "") in tool.description
     assert ("Public" in tool.description) if ep.public else any(s in tool.description for s in ep.scopes) or ep.any_key
     a = tool.annotations
@@ -39,7 +39,7 @@ def test_every_endpoint_is_one_tool_derived_from_its_declaration(ep) -> None:
     assert a.destructive_hint is (not a.read_only_hint and (ep.destructive or ep.method == "DELETE"))
     assert a.idempotent_hint is (a.read_only_hint or ep.method in ("PUT", "DELETE") or ep.idempotency == "required")
     assert a.open_world_hint is ep.open_world
-    assert a.title
+    assert tool.title
     assert tool.meta["socialpub/endpoint"] == f"{ep.method} {ep.path}"
     assert tool.meta.get("socialpub/variant") == ep.variant
     if ep.idempotency != "none":

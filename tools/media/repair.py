@@ -200,9 +200,8 @@ ENDPOINTS = [
         replay=_replayed, title="Create a repair derivative",
         summary="Apply one of preflight's repair options (centre_crop or pad) to a media item, creating a new, "
                 "immutable media item of the exact target geometry.",
-        guidance="Send an available repair option exactly as preflight issued it; it is recomputed against the "
-                 "current source and policy version and a stale one is refused (422), as is a transform beyond the "
-                 "versioned loss limits. Never changes the source media or any draft, never publishes. Next: "
+        guidance="Send an available repair option exactly as preflight issued it; a stale one, or a transform "
+                 "beyond the versioned loss limits, is refused (422). Never changes the source media or any draft, never publishes. Next: "
                  "get_media until ready_for_content, put the new media ID in the platform's media_ids "
                  "(update_content_item), then preflight_content again.",
     ),

@@ -356,6 +356,7 @@ ENDPOINTS = [
         name="delete_queue", method="DELETE", path=ONE, toolset="publishing", handler=delete_queue,
         request=sq.QueuePath, response=Deleted, scopes=("schedule:write",), destructive=True, title="Delete queue",
         summary="Delete a queue; its content items and the Schedules it already made stay.",
-        guidance="Cancel Schedules it made with the schedule routes if they should not publish.",
+        guidance="Never cancels the Schedules it made: cancel them with the schedule routes if they should not "
+                 "publish.",
     ),
 ]

@@ -454,7 +454,8 @@ ENDPOINTS = [
         title="Move a Schedule to drafts",
         summary="Remove a Schedule that has not run and keep its content item as an editable draft.",
         guidance="Needs confirm_schedule_id equal to the path ID and an idempotency key. Refused (409) once a run "
-                 "started or while another Schedule, a queue or a publication still uses the content.",
+                 "started or while another Schedule, a queue or a publication still uses the content. Never deletes "
+                 "the content item and calls no provider.",
     ),
     Endpoint(
         name="delete_schedule", method="DELETE", path=ONE, toolset="schedules", handler=delete_schedule,
