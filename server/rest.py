@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections import defaultdict
@@ -16,6 +15,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from schemas.errors import ApiError, issue
+from server import jsonbody
 from server.dispatch import Dispatcher, Outcome, new_request_id
 from tools import catalogue
 from tools.endpoint import Endpoint, field_locations, fields_at
@@ -181,9 +181,9 @@ class PathHandler:
         if ctype not in JSON_TYPES and not ctype.endswith("+json"):
             raise ApiError("INVALID_HEADER", "Send request bodies as JSON with `Content-Type: application/json`.")
         try:
-            body = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise ApiError("MALFORMED_REQUEST", "The request body is not valid JSON.") from None
+            body = jsonbody.parse(raw)
+        except jsonbody.BadJson as exc:
+            raise ApiError("MALFORMED_REQUEST", str(exc)) from None
         if not isinstance(body, dict):
             raise ApiError("MALFORMED_REQUEST", "The request body must be a JSON object.",
                            issues=[issue("$", "INVALID_TYPE", "Send a JSON object.")])

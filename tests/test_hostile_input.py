@@ -71,3 +71,57 @@ async def test_bad_characters_over_mcp(world) -> None:
             body = envelope(result)
             assert body["error"]["status"] == 400, body
             assert any(i["field_path"] == at and i["code"] == "INVALID_CHARACTER" for i in body["error"]["issues"])
+
+
+DEEP = b"[" * 10_000 + b"]" * 10_000
+
+
+def no_errors_logged(caplog) -> None:
+    bad = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert not bad, [r.getMessage() for r in bad]
+
+
+@pytest.mark.parametrize("content", [DEEP, b'{"name": ' + b"[" * 65 + b"]" * 65 + b"}",
+                                     b'{"name": "a", "name": "b"}', b'{"name": {"x": 1, "x": 2}}'])
+async def test_malformed_json_is_400_before_authentication(world, caplog, content) -> None:
+    caplog.set_level(logging.DEBUG)
+    for key in (None, world.full_key):
+        resp = await post(world.env, f"/v1/brands/{world.brand_a.id}/labels", key, content)
+        body = resp.json()
+        assert resp.status_code == 400 and body["error"]["code"] == "MALFORMED_REQUEST", body
+    no_errors_logged(caplog)
+
+
+async def test_nesting_within_the_bound_is_parsed(world) -> None:
+    # 64 levels are JSON the parser accepts; the request model then refuses the shape (not a string).
+    content = b'{"name": ' + b"[" * 63 + b"]" * 63 + b"}"
+    resp = await post(world.env, f"/v1/brands/{world.brand_a.id}/labels", world.full_key, content)
+    assert resp.status_code == 400 and resp.json()["error"]["issues"][0]["field_path"] == "$.name"
+
+
+async def test_deep_nesting_over_mcp_http(sqlite_env, caplog) -> None:
+    import httpx
+
+    from server.mcp_server.run import http_app
+    from server.mcp_server.selection import Selection
+    from tests.mcp.support import serving
+    from tools.toolsets import TOOLSETS
+
+    env = sqlite_env
+    ws = await env.workspace()
+    key = await env.key(ws, role="admin")
+    caplog.set_level(logging.DEBUG)
+    app = http_app(env.rt, transport="http", selection=Selection(toolsets=tuple(t.name for t in TOOLSETS)),
+                   run_worker=False)
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    async with serving(app) as base, httpx.AsyncClient(base_url=base, timeout=20) as http:
+        for auth in ({}, env.auth(key)):
+            expected = 400 if auth else 401  # the key is checked first
+            r = await http.post("/mcp", content=DEEP, headers={**headers, **auth})
+            assert r.status_code == expected, r.text
+            r = await http.post("/mcp", content=b'{"jsonrpc": "2.0", "jsonrpc": "2.0", "id": 1, "method": "ping"}',
+                                headers={**headers, **auth})
+            assert r.status_code == expected, r.text
+            if auth:
+                assert r.json()["error"]["code"] == -32700 and "repeats the key" in r.json()["error"]["message"]
+    no_errors_logged(caplog)
