@@ -25,7 +25,13 @@ from tools.tool_schemas import input_schema
 log = logging.getLogger("socialpub.rest")
 
 VARIANT_PARAM = "variant"
+# Request-head bounds answered in the envelope (414, 431). uvicorn's h11 parser is given a larger buffer
+# (H11_MAX_HEAD_BYTES, passed by `serve` and `mcp`) so such requests reach us instead of a dropped connection.
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+MAX_QUERY_BYTES = 8192
+MAX_HEADER_BYTES = 16384
+H11_MAX_HEAD_BYTES = 1_048_576
+UVICORN_HEAD_OPTIONS: dict[str, Any] = {"http": "h11", "h11_max_incomplete_event_size": H11_MAX_HEAD_BYTES}
 JSON_TYPES = ("application/json",)
 NUMBER_RE = re.compile(r"-?\d+(\.\d+)?")
 
@@ -225,12 +231,66 @@ class CatchAll:
                 await response(scope, receive, send)
 
 
+class HeadLimits:
+    """414 for an oversized query string, 431 for oversized headers, in the envelope, before any routing."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            exc = None
+            if len(scope.get("query_string", b"")) > MAX_QUERY_BYTES:
+                exc = ApiError("URI_TOO_LONG", f"Query strings are limited to {MAX_QUERY_BYTES} bytes.")
+            elif sum(len(k) + len(v) for k, v in scope.get("headers", [])) > MAX_HEADER_BYTES:
+                exc = ApiError("HEADERS_TOO_LARGE", f"Request headers are limited to {MAX_HEADER_BYTES} bytes.")
+            if exc is not None:
+                await error_response(exc, new_request_id())(scope, receive, send)
+                return
+            send = _enveloped_405(scope, receive, send)
+        await self.app(scope, receive, send)
+
+
+def _enveloped_405(scope: Scope, receive: Receive, send: Send) -> Send:
+    """Starlette's router answers a method a route does not list with a plain-text 405 (mounts list theirs);
+    that answer is replaced by the envelope, keeping its `Allow` header."""
+    replaced = False
+
+    async def wrapped(message: dict[str, Any]) -> None:
+        nonlocal replaced
+        if message["type"] == "http.response.start" and message["status"] == 405:
+            headers = {k.decode().lower(): v.decode() for k, v in message.get("headers", [])}
+            if headers.get("content-type", "").startswith("text/plain"):
+                replaced = True
+                allow = headers.get("allow", "")
+                exc = ApiError("METHOD_NOT_ALLOWED", f"{scope['method']} is not allowed here; use {allow}.",
+                               headers={"Allow": allow} if allow else {})
+                await error_response(exc, new_request_id())(scope, receive, send)
+                return
+        if replaced:
+            return  # the plain-text body that followed
+        await send(message)
+
+    return wrapped
+
+
+class _AnyMethod:
+    """An ASGI endpoint (not a function), so Starlette routes every method to it: TRACE, CONNECT or a made-up
+    method gets the envelope's 405 with `Allow`, never Starlette's plain-text answer."""
+
+    def __init__(self, handler: Any) -> None:
+        self.handler = handler
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self.handler(Request(scope, receive))
+        await response(scope, receive, send)
+
+
 def rest_routes(dispatcher: Dispatcher) -> list[Route]:
     grouped: dict[str, list[Endpoint]] = defaultdict(list)
     for ep in catalogue.endpoints():
         grouped[ep.path].append(ep)
-    # Every method reaches our handler, so a wrong method gets the envelope (405) rather than Starlette's text.
-    return [Route(path, PathHandler(dispatcher, eps).handle, methods=ALL_METHODS) for path, eps in grouped.items()]
+    return [Route(path, _AnyMethod(PathHandler(dispatcher, eps).handle)) for path, eps in grouped.items()]
 
 
 def openapi_route() -> Route:
@@ -239,12 +299,18 @@ def openapi_route() -> Route:
     async def openapi(request: Request) -> Response:
         return JSONResponse(openapi_document(), headers={"Cache-Control": "public, max-age=300"})
 
-    return Route("/v1/openapi.json", openapi, methods=["GET"])
+    async def only_get(request: Request) -> Response:
+        if request.method in ("GET", "HEAD"):
+            return await openapi(request)
+        return error_response(ApiError("METHOD_NOT_ALLOWED", f"{request.method} is not allowed here; use GET.",
+                                       headers={"Allow": "GET"}), new_request_id())
+
+    return Route("/v1/openapi.json", _AnyMethod(only_get))
 
 
 def rest_app(dispatcher: Dispatcher, extra_routes: list[Any] | None = None, lifespan: Any = None) -> Starlette:
     routes = [openapi_route(), *rest_routes(dispatcher), *(extra_routes or [])]
-    app = Starlette(routes=routes, middleware=[Middleware(CatchAll)], lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=[Middleware(CatchAll), Middleware(HeadLimits)], lifespan=lifespan)
     app.router.default = _default_not_found
     return app
 

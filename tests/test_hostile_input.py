@@ -125,3 +125,59 @@ async def test_deep_nesting_over_mcp_http(sqlite_env, caplog) -> None:
             if auth:
                 assert r.json()["error"]["code"] == -32700 and "repeats the key" in r.json()["error"]["message"]
     no_errors_logged(caplog)
+
+
+async def test_oversized_query_and_headers_are_enveloped(world) -> None:
+    rest = world.env.rest
+    resp = await rest.get("/v1/context?x=" + "a" * 20_000)
+    assert resp.status_code == 414 and resp.json()["error"]["code"] == "URI_TOO_LONG"
+    resp = await rest.get("/v1/context", headers={f"x-h{i}": "v" * 1000 for i in range(20)})
+    assert resp.status_code == 431 and resp.json()["error"]["code"] == "HEADERS_TOO_LARGE"
+
+
+@pytest.mark.parametrize("method", ["TRACE", "CONNECT", "PROPFIND", "DELETE"])
+async def test_every_method_on_every_path_is_enveloped(world, method) -> None:
+    rest = world.env.rest
+    for path in ("/v1/context", "/v1/openapi.json", f"/v1/brands/{world.brand_a.id}/labels"):
+        resp = await rest.request(method, path, headers=world.env.auth(world.full_key))
+        body = resp.json()
+        assert resp.status_code == 405 and body["error"]["code"] == "METHOD_NOT_ALLOWED", (path, body)
+        assert resp.headers["allow"]
+
+
+async def test_a_megabyte_query_over_a_socket_is_414(sqlite_env) -> None:
+    """Through uvicorn with the settings `serve` uses: the answer is the envelope, not a reset connection."""
+    import contextlib
+
+    import anyio
+    import httpx
+    import uvicorn
+
+    from server.rest import UVICORN_HEAD_OPTIONS
+
+    server = uvicorn.Server(uvicorn.Config(sqlite_env.app, host="127.0.0.1", port=0, log_level="warning",
+                                           lifespan="off", **UVICORN_HEAD_OPTIONS))
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        with anyio.fail_after(10):
+            while not server.started:
+                await anyio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        try:
+            with anyio.fail_after(20):
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+                async with stream:
+                    await stream.send(b"GET /v1/context?q=" + b"a" * 1_000_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                      b"Connection: close\r\n\r\n")
+                    answer = b""
+                    with contextlib.suppress(anyio.EndOfStream):
+                        while True:
+                            answer += await stream.receive()
+            assert answer.startswith(b"HTTP/1.1 414"), answer[:200]
+            assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["error"]["code"] == "URI_TOO_LONG"
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=20) as http:
+                resp = await http.request("TRACE", "/v1/context")
+                assert resp.status_code == 405 and resp.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+        finally:
+            server.should_exit = True
