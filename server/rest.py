@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -98,6 +98,10 @@ class PathHandler:
             return await self._handle(request, request_id)
         except ApiError as exc:
             return error_response(exc, request_id)
+        except ClientDisconnect:
+            # The client left mid-body: nobody reads an answer, and it is no error of ours.
+            log.debug("client disconnected before sending the whole body [%s]", request_id)
+            return Response(status_code=400)
 
     async def _handle(self, request: Request, request_id: str) -> Response:
         method = "GET" if request.method == "HEAD" else request.method
@@ -132,6 +136,16 @@ class PathHandler:
             query = {k: v for k, v in query.items() if k in types}
         args.update(coerce_query(types, query))
 
+        # The key (and the rate limit) before the body: nothing is read from a client that may not send it.
+        token = None
+        header = request.headers.get("authorization")
+        if not ep.public and header:
+            token = bearer_token(header)
+        client = request.client.host if request.client else "unknown"
+        admitted = await self.dispatcher.admit(ep, token, request_id=request_id, client=client, transport="rest")
+        if isinstance(admitted, Outcome):
+            return render(admitted, request_id, head=request.method == "HEAD")
+
         body = await self._body(request, ep)
         if body:
             locations = field_locations(ep.request)
@@ -142,15 +156,10 @@ class PathHandler:
                     for k in misplaced])
             args.update({k: v for k, v in body.items() if k not in misplaced})
 
-        # No header: the dispatcher answers, with the words it gives an MCP call without a key.
-        token = None
-        header = request.headers.get("authorization")
-        if not ep.public and header:
-            token = bearer_token(header)
         outcome = await self.dispatcher.invoke(
             ep, args, token=token, headers=request.headers, request_id=request_id,
-            idempotency_header=request.headers.get("idempotency-key"),
-            client=request.client.host if request.client else "unknown", refused=refused, transport="rest",
+            idempotency_header=request.headers.get("idempotency-key"), client=client, refused=refused,
+            transport="rest", caller=admitted, admitted=True,
         )
         return render(outcome, request_id, head=request.method == "HEAD")
 

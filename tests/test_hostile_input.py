@@ -3,6 +3,7 @@ request model), malformed JSON bodies (deep nesting, duplicate keys) refused bef
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 
@@ -83,12 +84,13 @@ def no_errors_logged(caplog) -> None:
 
 @pytest.mark.parametrize("content", [DEEP, b'{"name": ' + b"[" * 65 + b"]" * 65 + b"}",
                                      b'{"name": "a", "name": "b"}', b'{"name": {"x": 1, "x": 2}}'])
-async def test_malformed_json_is_400_before_authentication(world, caplog, content) -> None:
+async def test_malformed_json_is_400_without_a_traceback(world, caplog, content) -> None:
     caplog.set_level(logging.DEBUG)
-    for key in (None, world.full_key):
+    for key, status in ((None, 401), (world.full_key, 400)):  # the key is checked before the body is read
         resp = await post(world.env, f"/v1/brands/{world.brand_a.id}/labels", key, content)
         body = resp.json()
-        assert resp.status_code == 400 and body["error"]["code"] == "MALFORMED_REQUEST", body
+        assert resp.status_code == status, body
+        assert body["error"]["code"] == ("MALFORMED_REQUEST" if key else "UNAUTHORIZED"), body
     no_errors_logged(caplog)
 
 
@@ -181,3 +183,47 @@ async def test_a_megabyte_query_over_a_socket_is_414(sqlite_env) -> None:
                 assert resp.status_code == 405 and resp.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
         finally:
             server.should_exit = True
+
+
+@contextlib.asynccontextmanager
+async def uvicorn_port(app):
+    import anyio
+    import uvicorn
+
+    from server.rest import UVICORN_HEAD_OPTIONS
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
+                                           **UVICORN_HEAD_OPTIONS))
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        with anyio.fail_after(10):
+            while not server.started:
+                await anyio.sleep(0.01)
+        try:
+            yield server.servers[0].sockets[0].getsockname()[1]
+        finally:
+            server.should_exit = True
+
+
+async def test_an_abandoned_upload_logs_no_error(world, caplog) -> None:
+    """Over a socket: a client announces a large body, sends part of it and leaves, with no key and with a
+    valid key. Neither is an ERROR or a traceback in the log; the keyless one is refused before its body."""
+    import anyio
+
+    caplog.set_level(logging.DEBUG)
+    path = f"/v1/brands/{world.brand_a.id}/labels".encode()
+    async with uvicorn_port(world.env.app) as port:
+        for auth in (b"", f"Authorization: Bearer {world.full_key}\r\n".encode()):
+            with anyio.fail_after(10):
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+                await stream.send(b"POST " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                  + auth + b"Content-Length: 100000\r\n\r\n" + b'{"name": "' + b"a" * 5000)
+                if not auth:  # answered without waiting for the body
+                    answer = await stream.receive()
+                    assert answer.startswith(b"HTTP/1.1 401"), answer[:100]
+                await anyio.sleep(0.2)
+                await stream.aclose()
+            await anyio.sleep(0.3)  # let the server notice the disconnect
+    no_errors_logged(caplog)
+    assert any("disconnected" in r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG)
