@@ -46,7 +46,7 @@ async def cmd_worker(args: argparse.Namespace, rt: Runtime) -> None:
         done = await worker.run_once()
         emit(args, {"processed": done}, f"worker pass done: {done} item(s) processed")
     else:
-        await worker.run_forever()
+        await worker.run_until_signalled()
 
 
 def register(sub: argparse._SubParsersAction) -> None:
