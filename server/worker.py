@@ -127,13 +127,16 @@ class Worker:
             self.stopped.set()
 
     async def _pass(self, poll: float, metrics) -> None:
+        busy = 0  # stays 0 when the grace period ran out and the pass was cancelled
         with metrics.WORKER_PASS_SECONDS.time(), anyio.CancelScope() as self._pass_scope:
             try:
                 busy = await self.run_once()
             except Exception:
                 log.exception("worker pass failed")
-                busy = 0
-        self._pass_scope = None
+        scope, self._pass_scope = self._pass_scope, None
+        if scope.cancelled_caught:
+            log.info("worker %s: grace period over; unfinished claims go to another worker when their lease ends",
+                     self.owner)
         if busy or self._stop.is_set():
             return
         self.rt.work_ready = anyio.Event()

@@ -66,6 +66,7 @@ log = logging.getLogger("socialpub.publishing")
 # (and at each attempt), so a live worker never loses it and a dead one's claims are free again within LEASE.
 LEASE = timedelta(seconds=30)
 RENEW_SECONDS = 10.0
+STOP_POLL_SECONDS = 0.2  # how soon a stopping worker hands back the Schedules of its batch not yet started
 BATCH = 20  # Schedules per claim
 CONCURRENCY = 4  # Schedules of a batch carried out at once; each one's targets go one after another
 MAX_SCHEDULES_PER_TICK = 1000  # then the tick returns, so other ticks and jobs get their turn
@@ -124,11 +125,13 @@ async def publish_due(rt: Runtime, worker_id: str) -> int:
     done = 0
     limiter = anyio.CapacityLimiter(CONCURRENCY)
 
+    started: set[str] = set()
+
     async def one(schedule_id: str) -> None:
         async with limiter:
-            if worker_id in rt.stopping:  # stopping: hand back what has not started, at once
-                await release(rt, worker_id, schedule_id)
+            if worker_id in rt.stopping:  # stopping: what has not started was handed back (_hand_back)
                 return
+            started.add(schedule_id)
             try:
                 await run_schedule(rt, worker_id, schedule_id)
             except Exception:
@@ -152,6 +155,7 @@ async def publish_due(rt: Runtime, worker_id: str) -> int:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(_renew_leases, rt, worker_id, batch_done)
+            tg.start_soon(_hand_back, rt, worker_id, claimed, started, batch_done)
             for schedule_id in claimed:
                 tg.start_soon(tracked, schedule_id)
         done += len(claimed)
@@ -171,6 +175,19 @@ async def _renew_leases(rt: Runtime, owner: str, batch_done: anyio.Event) -> Non
                              .values(lease_expires_at=now + LEASE))
         except Exception:
             log.warning("could not renew the leases of worker %s; retrying", owner, exc_info=True)
+
+
+async def _hand_back(rt: Runtime, owner: str, claimed: list[str], started: set[str],
+                     batch_done: anyio.Event) -> None:
+    """When the worker is asked to stop mid-batch, release at once the claimed Schedules it has not started
+    (they wait for a slot of the batch), so another worker takes them without waiting for the lease."""
+    while owner not in rt.stopping:
+        with anyio.move_on_after(STOP_POLL_SECONDS):
+            await batch_done.wait()
+            return
+    for schedule_id in claimed:
+        if schedule_id not in started:
+            await release(rt, owner, schedule_id)
 
 
 async def release(rt: Runtime, owner: str, schedule_id: str) -> None:
