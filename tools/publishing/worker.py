@@ -53,6 +53,7 @@ from storage.tables.publishing import (
     Schedule,
 )
 from storage.types import UTCDateTime
+from storage.vault import VaultError
 from tools.media.items import asset_url
 from tools.notifications import notify
 from tools.runtime import Runtime
@@ -79,6 +80,8 @@ READY_MEDIA = "completed"
 # Safe failure text per provider error kind: never the provider's own words. The same sentences the receipt,
 # publications and History show (tools/services/redaction.py), so what is stored is what clients read.
 FAILURE_TEXT = {kind: text for kind, (text, _action) in SAFE_FAILURES.items()}
+VAULT_LOCKED = ("The account's stored credentials cannot be opened by this service (its vault key is missing or "
+                "changed); nothing was sent. The operator must restore the vault key, then schedule the post anew.")
 APPROVAL_MISSING = {
     "code": "APPROVAL_PENDING",
     "message": "This Schedule has no recorded approval by a key holding publish:execute, so it was not "
@@ -379,7 +382,15 @@ async def _prepare(s: AsyncSession, rt: Runtime, target: PublishTarget, schedule
         ids.extend(part.get("media_ids") or [])
     post = _build_post(item, integration, await _media_rows(s, schedule.brand_id, ids), rt,
                        target.idempotency_token)
-    account = account_of(integration, rt.settings)
+    try:
+        account = account_of(integration, rt.settings)
+    except VaultError:
+        # This process cannot open the stored credentials (e.g. a replica without the shared
+        # SOCIALPUB_SECRET_KEYS): settled once, not retried in a loop, and said plainly to the operator.
+        log.error("integration %s: its stored credentials cannot be decrypted with this process's vault keys; "
+                  "restore the vault key (SOCIALPUB_SECRET_KEYS or the key file) that encrypted them",
+                  integration.id)
+        raise _Skip("action_required", VAULT_LOCKED) from None
     return _Attempt(provider, account, post, recover=target.state == "attempting" or target.attempts > 0)
 
 
