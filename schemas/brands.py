@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.envelope import Link
 from schemas.paging import OlderLimit, Page
@@ -44,15 +44,23 @@ class ContextBrand(_Out):
     links: ContextBrandLinks
 
 
+# GET /v1/context lists at most this many brands (oldest first); the rest are read with list_brands.
+CONTEXT_BRANDS_MAX = 25
+
+
 class ContextLinks(_Out):
     platform_capabilities: Link
+    list_brands: Link | None = Field(None, description=f"Present when `brands` was cut at {CONTEXT_BRANDS_MAX}: "
+                                                       "read every brand with list_brands.")
 
 
 class AgentContext(_Out):
     actor: Actor
     workspace: WorkspaceRef
     api_key: ApiKeyInfo
-    brands: list[ContextBrand]
+    brands: list[ContextBrand] = Field(description=f"The first {CONTEXT_BRANDS_MAX} brands the key sees, oldest "
+                                                   "first.")
+    brands_has_more: bool = Field(description="True when the key sees more brands than `brands` lists.")
     links: ContextLinks
 
 

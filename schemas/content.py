@@ -30,7 +30,7 @@ from schemas.platform_settings import (
 )
 from schemas.platforms import MAIN_SETTINGS_KEYS, PLATFORM_KEYS, PLATFORMS, SETTINGS_KEYS
 from schemas.requests import PathParam, QueryParam, RequestModel
-from schemas.validators import canonical_ids, unique_items
+from schemas.validators import canonical_ids, single_line, unique_items
 
 NAME_MAX = 500
 LABEL_IDS_MAX = 50  # the Limits table's "label_ids (older) max 50"; applied to both shapes
@@ -72,6 +72,7 @@ def trimmed(limit: int, description: str) -> Any:
     """A name that is stored trimmed and must be 1..limit characters after trimming."""
 
     def check(value: str) -> str:
+        single_line(value)
         text = value.strip()
         if not text:
             raise PydanticCustomError("string_too_short", "must contain at least one character besides spaces",

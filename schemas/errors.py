@@ -24,7 +24,7 @@ class ErrorCode:
 
 
 # One row per code. Codes beyond the spec's table (METHOD_NOT_ALLOWED, REQUEST_TOO_LARGE, ROLE_REQUIRED,
-# PLAN_LIMIT_REACHED, UPLOAD_LINK_EXPIRED) are recorded in docs/decisions.md.
+# PLAN_LIMIT_REACHED, UPLOAD_LINK_EXPIRED, URI_TOO_LONG, HEADERS_TOO_LARGE) are recorded in docs/decisions.md.
 CODES: dict[str, ErrorCode] = {
     "MALFORMED_REQUEST": ErrorCode(
         400, False, "The request could not be interpreted or validated.", "fix_request",
@@ -65,6 +65,12 @@ CODES: dict[str, ErrorCode] = {
         "Send the original input again, or use a new idempotency key for new input."),
     "REQUEST_TOO_LARGE": ErrorCode(
         413, False, "The request body is larger than this route accepts.", "fix_request"),
+    "URI_TOO_LONG": ErrorCode(
+        414, False, "The request's query string is longer than this service accepts.", "fix_request",
+        "Send fewer or shorter query parameters; large input belongs in a JSON body."),
+    "HEADERS_TOO_LARGE": ErrorCode(
+        431, False, "The request's headers are larger than this service accepts.", "fix_request",
+        "Send fewer or smaller headers."),
     "UPLOAD_LINK_EXPIRED": ErrorCode(
         410, False, "This upload link has expired; nothing was stored.", "create_media_upload_session",
         "Start a new upload (create_media_upload_session, or request_media_upload_url for the legacy flow) and PUT "

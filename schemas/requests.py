@@ -10,7 +10,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from schemas.validators import check_strings
 
 Location = Literal["path", "query", "body"]
 LOCATION_KEY = "x-in"
@@ -20,6 +22,14 @@ class RequestModel(BaseModel):
     """Base of every request model: unknown keys and type coercion are refused, never corrected."""
 
     model_config = ConfigDict(strict=True, extra="forbid", populate_by_name=False)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _valid_text(cls, value: Any) -> Any:
+        """Every string of every request (nested ones too) is valid Unicode without control characters; the
+        one check for all models (schemas/validators.py)."""
+        check_strings(value)
+        return value
 
 
 class NoInput(RequestModel):

@@ -27,3 +27,56 @@ def canonical_ids(values: list[str]) -> list[str]:
                 "not_ascending", "IDs must be sorted ascending; item {index} sorts before the item ahead of it",
                 {"index": i, "issue_code": "NOT_ASCENDING"})
     return values
+
+
+# -- text ----------------------------------------------------------------------------------------------------
+# Every string a request carries is checked by `RequestModel` (schemas/requests.py) with `check_text`: lone
+# surrogates (not valid Unicode, cannot be stored or encoded) and control characters are refused. Text may keep
+# tab, line feed and carriage return; a single-line value (a name) refuses those too (`single_line`).
+
+_TEXT_ALLOWED_CONTROLS = frozenset("\t\n\r")
+
+
+def bad_character(value: str, *, single_line: bool = False) -> tuple[int, str] | None:
+    """(position, description) of the first character a request string may not hold, or None."""
+    for i, ch in enumerate(value):
+        cp = ord(ch)
+        if 0xD800 <= cp <= 0xDFFF:
+            return i, "a lone surrogate (not valid Unicode)"
+        if (cp < 0x20 or 0x7F <= cp <= 0x9F) and (single_line or ch not in _TEXT_ALLOWED_CONTROLS):
+            return i, f"control character U+{cp:04X}"
+    return None
+
+
+def check_text(value: str, *, single_line: bool = False, at: tuple[Any, ...] = ()) -> str:
+    found = bad_character(value, single_line=single_line)
+    if found is not None:
+        pos, what = found
+        raise PydanticCustomError(
+            "invalid_character", "character {position} is {what}; send valid Unicode text without control "
+            "characters" + ("" if single_line else " (tab and newlines are allowed)"),
+            {"position": pos, "what": what, "issue_code": "INVALID_CHARACTER", "at": list(at)})
+    return value
+
+
+def single_line(value: str) -> str:
+    """For names and other one-line values: no control characters at all (not even tab or newline)."""
+    return check_text(value, single_line=True)
+
+
+def check_strings(value: Any, at: tuple[Any, ...] = ()) -> None:
+    """Walk a validated value (strings, lists, dicts, nested models) and check every string in it; `at` is the
+    path below the field, reported so the issue points at the offending element."""
+    if isinstance(value, str):
+        check_text(value, at=at)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for i, item in enumerate(value):
+            check_strings(item, (*at, i))
+    elif isinstance(value, dict):
+        for k, item in value.items():
+            if isinstance(k, str):
+                check_strings(k, (*at, k))
+            check_strings(item, (*at, k))
+    elif hasattr(value, "__pydantic_fields__") and hasattr(value, "__dict__"):
+        for name, item in vars(value).items():
+            check_strings(item, (*at, name))

@@ -35,9 +35,14 @@ def build_app(rt: Runtime, *, run_worker: bool | None = None, check_schema: bool
                 await stack.enter_async_context(enter(rt))
             stack.push_async_callback(dispatcher.limiter.aclose)
             async with anyio.create_task_group() as tg:
-                if worker_on:
-                    tg.start_soon(Worker(rt).run_forever)
+                worker = Worker(rt) if worker_on else None
+                if worker is not None:
+                    tg.start_soon(worker.run_forever)
                 yield
+                if worker is not None:  # shutdown (uvicorn got SIGTERM/SIGINT): the worker's graceful stop
+                    worker.stop()
+                    with anyio.move_on_after(worker.grace + 1):
+                        await worker.stopped.wait()
                 tg.cancel_scope.cancel()
 
     # Operations routes (server/health.py, server/metrics.py): outside /v1, never behind an API key.

@@ -54,6 +54,7 @@ _ISSUE_CODES = {
     "literal_error": "NOT_ALLOWED",
     "enum": "NOT_ALLOWED",
     "string_pattern_mismatch": "INVALID_FORMAT",
+    "string_unicode": "INVALID_CHARACTER",  # pydantic-core refuses a lone surrogate in a constrained string
     "greater_than_equal": "OUT_OF_RANGE",
     "less_than_equal": "OUT_OF_RANGE",
     "greater_than": "OUT_OF_RANGE",
@@ -94,6 +95,8 @@ def issues_from(exc: ValidationError, query_fields: frozenset[str] = frozenset()
             code = "INVALID_TYPE"  # a query value that is not of the parameter's type ("limit=x")
         if isinstance(ctx.get("index"), int):  # point at the offending element of a list
             loc = (*loc, ctx["index"])
+        if isinstance(ctx.get("at"), list):  # a string nested below the field (schemas/validators.check_strings)
+            loc = (*loc, *ctx["at"])
         out.append(issue(field_path(loc), code or "INVALID_VALUE", _plain_message(err)))
     return out
 
@@ -164,15 +167,18 @@ class Dispatcher:
         self, ep: Endpoint, args: Mapping[str, Any], *, token: str | None, headers: Mapping[str, str] | None = None,
         idempotency_header: str | None = None, request_id: str | None = None, client: str = "anonymous",
         refused: ApiError | None = None, caller: Caller | None = None, transport: str | None = None,
+        admitted: bool = False,
     ) -> Outcome:
         """`refused`: what the adapter found wrong with the arguments; reported at the validation step.
         `caller`: an identity already authenticated by another front door (the console's signed-in user,
-        server/console/identity.py, or an MCP OAuth token) instead of `token`; every later step is the same."""
+        server/console/identity.py, or an MCP OAuth token) instead of `token`; every later step is the same.
+        `admitted`: `admit` already authenticated `caller` and applied the rate limit (REST, before the body)."""
         request_id = request_id or new_request_id()
         started = time.perf_counter()
-        logs.KEY_ID.set(None)
+        if not admitted:
+            logs.KEY_ID.set(None)
         outcome = await self._invoke_safely(ep, args, token, headers, idempotency_header, request_id, client,
-                                            refused, caller)
+                                            refused, caller, admitted)
         metrics.REQUESTS.labels(ep.name, str(outcome.status)).inc()
         metrics.REQUEST_SECONDS.labels(ep.name).observe(time.perf_counter() - started)
         logs.log_call(request_id=request_id, endpoint=ep.name, status=outcome.status, started=started,
@@ -181,10 +187,11 @@ class Dispatcher:
 
     async def _invoke_safely(self, ep: Endpoint, args: Mapping[str, Any], token: str | None,
                              headers: Mapping[str, str] | None, idempotency_header: str | None, request_id: str,
-                             client: str, refused: ApiError | None, caller: Caller | None) -> Outcome:
+                             client: str, refused: ApiError | None, caller: Caller | None,
+                             admitted: bool = False) -> Outcome:
         try:
             return await self._invoke(ep, dict(args), token, headers or {}, idempotency_header, request_id, client,
-                                      refused, caller)
+                                      refused, caller, admitted)
         except ApiError as exc:
             return self.error(exc, request_id)
         except OperationalError as exc:
@@ -195,25 +202,56 @@ class Dispatcher:
             log.exception("unexpected error on %s [%s]", ep.name, request_id)
             return self.error(ApiError("INTERNAL_ERROR"), request_id)
 
+    async def admit(self, ep: Endpoint, token: str | None, *, request_id: str, client: str,
+                    transport: str | None = None) -> Caller | Outcome | None:
+        """The first steps of `_invoke` (authenticate, rate limit) from the headers alone, so an adapter can refuse
+        a request before reading its body: a keyless or bad-key upload costs one small answer, and the per-key
+        (keyless: per-address) budget applies to it. Returns the caller (None for a public endpoint), or the
+        error outcome, already counted and logged; pass the caller to `invoke` with `admitted=True`."""
+        started = time.perf_counter()
+        logs.KEY_ID.set(None)
+        try:
+            if ep.public or not token:
+                await self._rate_limit(f"ip:{client}")
+            if ep.public:
+                return None
+            async with self.rt.db.session(write=False) as session:
+                caller = await authenticate(session, token)
+            logs.KEY_ID.set(caller.key_id)
+            await self._rate_limit(f"key:{caller.key_id}")
+            return caller
+        except ApiError as exc:
+            outcome = self.error(exc, request_id)
+        except OperationalError as exc:
+            log.warning("database unavailable on %s [%s]: %s", ep.name, request_id, exc.orig)
+            outcome = self.error(ApiError("DEPENDENCY_UNAVAILABLE", "The database is busy or unavailable.",
+                                          headers={"Retry-After": "1"}), request_id)
+        metrics.REQUESTS.labels(ep.name, str(outcome.status)).inc()
+        metrics.REQUEST_SECONDS.labels(ep.name).observe(time.perf_counter() - started)
+        logs.log_call(request_id=request_id, endpoint=ep.name, status=outcome.status, started=started,
+                      transport=transport, client=client)
+        return outcome
+
     def error(self, exc: ApiError, request_id: str) -> Outcome:
         return Outcome(exc.status, exc.body(request_id), dict(exc.headers))
 
     async def _invoke(self, ep: Endpoint, args: dict[str, Any], token: str | None, headers: Mapping[str, str],
                       idempotency_header: str | None, request_id: str, client: str,
-                      refused: ApiError | None, given: Caller | None = None) -> Outcome:
+                      refused: ApiError | None, given: Caller | None = None, admitted: bool = False) -> Outcome:
         rt = self.rt
         # Idempotency key: header or body field, equal when both are sent. Checked after authority and input
         # validation (step 4), so a key without the scope learns 403 before being asked for a key.
         body_key = args.pop("idempotency_key", None)
 
-        if ep.public:
+        if ep.public and not admitted:
             await self._rate_limit(f"ip:{client}")
         async with rt.db.session(write=not ep.changes_nothing) as session:
             caller: Caller | None = None
             if not ep.public:
                 caller = given or await authenticate(session, token)
                 logs.KEY_ID.set(caller.key_id)
-                await self._rate_limit(f"key:{caller.key_id}")
+                if not admitted:
+                    await self._rate_limit(f"key:{caller.key_id}")
 
             brand = None
             # (A missing or non-string brand_id, possible only over MCP, is left to validation.)

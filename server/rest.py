@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections import defaultdict
@@ -10,12 +9,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from schemas.errors import ApiError, issue
+from server import jsonbody
 from server.dispatch import Dispatcher, Outcome, new_request_id
 from tools import catalogue
 from tools.endpoint import Endpoint, field_locations, fields_at
@@ -25,7 +25,13 @@ from tools.tool_schemas import input_schema
 log = logging.getLogger("socialpub.rest")
 
 VARIANT_PARAM = "variant"
+# Request-head bounds answered in the envelope (414, 431). uvicorn's h11 parser is given a larger buffer
+# (H11_MAX_HEAD_BYTES, passed by `serve` and `mcp`) so such requests reach us instead of a dropped connection.
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+MAX_QUERY_BYTES = 8192
+MAX_HEADER_BYTES = 16384
+H11_MAX_HEAD_BYTES = 1_048_576
+UVICORN_HEAD_OPTIONS: dict[str, Any] = {"http": "h11", "h11_max_incomplete_event_size": H11_MAX_HEAD_BYTES}
 JSON_TYPES = ("application/json",)
 NUMBER_RE = re.compile(r"-?\d+(\.\d+)?")
 
@@ -92,6 +98,10 @@ class PathHandler:
             return await self._handle(request, request_id)
         except ApiError as exc:
             return error_response(exc, request_id)
+        except ClientDisconnect:
+            # The client left mid-body: nobody reads an answer, and it is no error of ours.
+            log.debug("client disconnected before sending the whole body [%s]", request_id)
+            return Response(status_code=400)
 
     async def _handle(self, request: Request, request_id: str) -> Response:
         method = "GET" if request.method == "HEAD" else request.method
@@ -126,6 +136,16 @@ class PathHandler:
             query = {k: v for k, v in query.items() if k in types}
         args.update(coerce_query(types, query))
 
+        # The key (and the rate limit) before the body: nothing is read from a client that may not send it.
+        token = None
+        header = request.headers.get("authorization")
+        if not ep.public and header:
+            token = bearer_token(header)
+        client = request.client.host if request.client else "unknown"
+        admitted = await self.dispatcher.admit(ep, token, request_id=request_id, client=client, transport="rest")
+        if isinstance(admitted, Outcome):
+            return render(admitted, request_id, head=request.method == "HEAD")
+
         body = await self._body(request, ep)
         if body:
             locations = field_locations(ep.request)
@@ -136,15 +156,10 @@ class PathHandler:
                     for k in misplaced])
             args.update({k: v for k, v in body.items() if k not in misplaced})
 
-        # No header: the dispatcher answers, with the words it gives an MCP call without a key.
-        token = None
-        header = request.headers.get("authorization")
-        if not ep.public and header:
-            token = bearer_token(header)
         outcome = await self.dispatcher.invoke(
             ep, args, token=token, headers=request.headers, request_id=request_id,
-            idempotency_header=request.headers.get("idempotency-key"),
-            client=request.client.host if request.client else "unknown", refused=refused, transport="rest",
+            idempotency_header=request.headers.get("idempotency-key"), client=client, refused=refused,
+            transport="rest", caller=admitted, admitted=True,
         )
         return render(outcome, request_id, head=request.method == "HEAD")
 
@@ -181,9 +196,9 @@ class PathHandler:
         if ctype not in JSON_TYPES and not ctype.endswith("+json"):
             raise ApiError("INVALID_HEADER", "Send request bodies as JSON with `Content-Type: application/json`.")
         try:
-            body = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise ApiError("MALFORMED_REQUEST", "The request body is not valid JSON.") from None
+            body = jsonbody.parse(raw)
+        except jsonbody.BadJson as exc:
+            raise ApiError("MALFORMED_REQUEST", str(exc)) from None
         if not isinstance(body, dict):
             raise ApiError("MALFORMED_REQUEST", "The request body must be a JSON object.",
                            issues=[issue("$", "INVALID_TYPE", "Send a JSON object.")])
@@ -225,12 +240,66 @@ class CatchAll:
                 await response(scope, receive, send)
 
 
+class HeadLimits:
+    """414 for an oversized query string, 431 for oversized headers, in the envelope, before any routing."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            exc = None
+            if len(scope.get("query_string", b"")) > MAX_QUERY_BYTES:
+                exc = ApiError("URI_TOO_LONG", f"Query strings are limited to {MAX_QUERY_BYTES} bytes.")
+            elif sum(len(k) + len(v) for k, v in scope.get("headers", [])) > MAX_HEADER_BYTES:
+                exc = ApiError("HEADERS_TOO_LARGE", f"Request headers are limited to {MAX_HEADER_BYTES} bytes.")
+            if exc is not None:
+                await error_response(exc, new_request_id())(scope, receive, send)
+                return
+            send = _enveloped_405(scope, receive, send)
+        await self.app(scope, receive, send)
+
+
+def _enveloped_405(scope: Scope, receive: Receive, send: Send) -> Send:
+    """Starlette's router answers a method a route does not list with a plain-text 405 (mounts list theirs);
+    that answer is replaced by the envelope, keeping its `Allow` header."""
+    replaced = False
+
+    async def wrapped(message: dict[str, Any]) -> None:
+        nonlocal replaced
+        if message["type"] == "http.response.start" and message["status"] == 405:
+            headers = {k.decode().lower(): v.decode() for k, v in message.get("headers", [])}
+            if headers.get("content-type", "").startswith("text/plain"):
+                replaced = True
+                allow = headers.get("allow", "")
+                exc = ApiError("METHOD_NOT_ALLOWED", f"{scope['method']} is not allowed here; use {allow}.",
+                               headers={"Allow": allow} if allow else {})
+                await error_response(exc, new_request_id())(scope, receive, send)
+                return
+        if replaced:
+            return  # the plain-text body that followed
+        await send(message)
+
+    return wrapped
+
+
+class _AnyMethod:
+    """An ASGI endpoint (not a function), so Starlette routes every method to it: TRACE, CONNECT or a made-up
+    method gets the envelope's 405 with `Allow`, never Starlette's plain-text answer."""
+
+    def __init__(self, handler: Any) -> None:
+        self.handler = handler
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self.handler(Request(scope, receive))
+        await response(scope, receive, send)
+
+
 def rest_routes(dispatcher: Dispatcher) -> list[Route]:
     grouped: dict[str, list[Endpoint]] = defaultdict(list)
     for ep in catalogue.endpoints():
         grouped[ep.path].append(ep)
-    # Every method reaches our handler, so a wrong method gets the envelope (405) rather than Starlette's text.
-    return [Route(path, PathHandler(dispatcher, eps).handle, methods=ALL_METHODS) for path, eps in grouped.items()]
+    return [Route(path, _AnyMethod(PathHandler(dispatcher, eps).handle)) for path, eps in grouped.items()]
 
 
 def openapi_route() -> Route:
@@ -239,12 +308,18 @@ def openapi_route() -> Route:
     async def openapi(request: Request) -> Response:
         return JSONResponse(openapi_document(), headers={"Cache-Control": "public, max-age=300"})
 
-    return Route("/v1/openapi.json", openapi, methods=["GET"])
+    async def only_get(request: Request) -> Response:
+        if request.method in ("GET", "HEAD"):
+            return await openapi(request)
+        return error_response(ApiError("METHOD_NOT_ALLOWED", f"{request.method} is not allowed here; use GET.",
+                                       headers={"Allow": "GET"}), new_request_id())
+
+    return Route("/v1/openapi.json", _AnyMethod(only_get))
 
 
 def rest_app(dispatcher: Dispatcher, extra_routes: list[Any] | None = None, lifespan: Any = None) -> Starlette:
     routes = [openapi_route(), *rest_routes(dispatcher), *(extra_routes or [])]
-    app = Starlette(routes=routes, middleware=[Middleware(CatchAll)], lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=[Middleware(CatchAll), Middleware(HeadLimits)], lifespan=lifespan)
     app.router.default = _default_not_found
     return app
 

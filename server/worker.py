@@ -26,6 +26,9 @@ log = logging.getLogger("socialpub.worker")
 
 LEASE = timedelta(minutes=5)
 POLL_SECONDS = 1.0
+# After a stop request (SIGTERM/SIGINT), the pass in progress may finish what it started for this long; then it
+# is cancelled (its claims' short leases let another worker take them over).
+GRACE_SECONDS = 20.0
 
 
 def registry() -> tuple[dict[str, JobHandler], tuple[Tick, ...]]:
@@ -37,9 +40,24 @@ def worker_id() -> str:
 
 
 class Worker:
-    def __init__(self, rt: Runtime, owner: str | None = None) -> None:
+    def __init__(self, rt: Runtime, owner: str | None = None, grace: float = GRACE_SECONDS) -> None:
         self.rt = rt
         self.owner = owner or worker_id()
+        self.grace = grace
+        self._stop = anyio.Event()
+        self.stopped = anyio.Event()  # set when run_forever has returned
+        self._pass_scope: anyio.CancelScope | None = None
+
+    def stop(self) -> None:
+        """Graceful stop: claim nothing more, hand back claims not started (the ticks see `rt.stopping`), let
+        the pass in progress finish within the grace period; `run_forever` then returns."""
+        if self._stop.is_set():
+            return
+        log.info("worker %s stopping (grace %.0f s)", self.owner, self.grace)
+        self.rt.stopping.add(self.owner)
+        self._stop.set()
+        if self._pass_scope is not None:
+            self._pass_scope.deadline = min(self._pass_scope.deadline, anyio.current_time() + self.grace)
 
     async def run_once(self) -> int:
         """One pass: every tick, then every due job. Returns the amount of work done."""
@@ -50,7 +68,7 @@ class Worker:
                 done += await tick(self.rt, self.owner)
             except Exception:
                 log.exception("tick %s failed", getattr(tick, "__name__", tick))
-        while True:
+        while self.owner not in self.rt.stopping:
             claimed = await queue.claim(self.rt.db, self.rt.clock.now(), self.owner, lease=LEASE,
                                         kinds=tuple(jobs) or None)
             if not claimed:
@@ -92,7 +110,7 @@ class Worker:
         log.info("worker %s started", self.owner)
         started, passes, last_beat = self.rt.clock.now(), 0, float("-inf")
         try:
-            while True:
+            while not self._stop.is_set():
                 if anyio.current_time() - last_beat >= health.HEARTBEAT_SECONDS:
                     try:
                         await health.beat(self.rt, self.owner, started, passes)
@@ -102,18 +120,45 @@ class Worker:
                 passes += 1
                 await self._pass(poll, metrics)
         finally:
+            self.rt.stopping.discard(self.owner)
             with anyio.CancelScope(shield=True), anyio.move_on_after(2), contextlib.suppress(Exception):
                 await health.forget(self.rt, self.owner)
+            log.info("worker %s stopped", self.owner)
+            self.stopped.set()
 
     async def _pass(self, poll: float, metrics) -> None:
-        with metrics.WORKER_PASS_SECONDS.time():
+        busy = 0  # stays 0 when the grace period ran out and the pass was cancelled
+        with metrics.WORKER_PASS_SECONDS.time(), anyio.CancelScope() as self._pass_scope:
             try:
                 busy = await self.run_once()
             except Exception:
                 log.exception("worker pass failed")
-                busy = 0
-        if busy:
+        scope, self._pass_scope = self._pass_scope, None
+        if scope.cancelled_caught:
+            log.info("worker %s: grace period over; unfinished claims go to another worker when their lease ends",
+                     self.owner)
+        if busy or self._stop.is_set():
             return
         self.rt.work_ready = anyio.Event()
         with anyio.move_on_after(poll):
-            await self.rt.work_ready.wait()
+            async with anyio.create_task_group() as tg:
+                async def stop_waiting() -> None:
+                    await self._stop.wait()
+                    tg.cancel_scope.cancel()
+                tg.start_soon(stop_waiting)
+                await self.rt.work_ready.wait()
+                tg.cancel_scope.cancel()
+
+    async def run_until_signalled(self) -> None:
+        """`run_forever` that stops gracefully on SIGTERM or SIGINT (a deploy, `systemctl stop`, Ctrl-C)."""
+        import signal
+
+        async with anyio.create_task_group() as tg:
+            async def watch() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    async for _ in signals:
+                        self.stop()
+                        return
+            tg.start_soon(watch)
+            await self.run_forever()
+            tg.cancel_scope.cancel()

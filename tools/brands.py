@@ -20,9 +20,10 @@ async def get_context(call: Call, req: GetContextRequest) -> out.AgentContext:
     query = select(Brand.id, Brand.name).where(Brand.workspace_id == caller.workspace_id)
     if caller.brand_ids is not None:
         query = query.where(Brand.id.in_(sorted(caller.brand_ids)))
-    rows = (await call.session.exec(query.order_by(Brand.created_at, Brand.id).limit(500))).all()
+    rows = (await call.session.exec(query.order_by(Brand.created_at, Brand.id).limit(out.CONTEXT_BRANDS_MAX + 1))).all()
+    has_more = len(rows) > out.CONTEXT_BRANDS_MAX
     brands = []
-    for brand_id, name in rows:
+    for brand_id, name in rows[:out.CONTEXT_BRANDS_MAX]:
         brands.append({"id": brand_id, "name": name, "links": {
             "targets": link("list_targets", brand_id=brand_id),
             "media_imports": link("import_media", brand_id=brand_id),
@@ -37,7 +38,9 @@ async def get_context(call: Call, req: GetContextRequest) -> out.AgentContext:
             "brand_ids": sorted(caller.brand_ids) if caller.brand_ids is not None else [],
         },
         "brands": brands,
-        "links": {"platform_capabilities": link("get_platform_capabilities")},
+        "brands_has_more": has_more,
+        "links": {"platform_capabilities": link("get_platform_capabilities"),
+                  "list_brands": link("list_brands") if has_more else None},
     })
 
 

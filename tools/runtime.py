@@ -21,6 +21,9 @@ class Runtime:
     providers: dict[str, Provider] = field(default_factory=default_providers)
     # Set when new work is due, so an idle worker in this process wakes at once instead of at its next poll.
     work_ready: anyio.Event = field(default_factory=anyio.Event)
+    # Worker IDs asked to stop (server/worker.py `Worker.stop`): their ticks claim nothing more and hand back
+    # what they have not started.
+    stopping: set[str] = field(default_factory=set)
     # Autopilot themes and topics (tools/autopilot/topics.py); deterministic and local unless replaced.
     topic_generator: TopicGenerator = field(default=BUILTIN)
 

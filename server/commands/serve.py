@@ -9,6 +9,7 @@ import uvicorn
 from schemas.settings import Settings
 from server.app import build_app
 from server.cli import add_json_flag, emit, run_with_runtime
+from server.rest import UVICORN_HEAD_OPTIONS
 from server.worker import Worker
 from storage.migrate import check_current, preflight
 from tools.runtime import Runtime
@@ -25,8 +26,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     preflight(settings.resolved_database_url)
     app = build_app(Runtime.from_settings(settings))
     # log_config=None: uvicorn keeps the handlers `socialpub --log-format` set up (text or JSON lines).
+    # h11 with a 1 MiB head buffer: an oversized query string or header block reaches server/rest.py HeadLimits
+    # and gets the envelope's 414/431; httptools (uvicorn's default when installed) refuses heads above ~80 KB
+    # with a plain-text 400, and h11's default 16 KiB buffer drops the connection.
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(), lifespan="on",
-                log_config=None)
+                log_config=None, **UVICORN_HEAD_OPTIONS)
     return 0
 
 
@@ -42,7 +46,7 @@ async def cmd_worker(args: argparse.Namespace, rt: Runtime) -> None:
         done = await worker.run_once()
         emit(args, {"processed": done}, f"worker pass done: {done} item(s) processed")
     else:
-        await worker.run_forever()
+        await worker.run_until_signalled()
 
 
 def register(sub: argparse._SubParsersAction) -> None:

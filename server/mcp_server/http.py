@@ -25,6 +25,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from schemas.errors import ApiError
+from server import jsonbody
 from server.dispatch import new_request_id
 from server.mcp_server.app import McpApp
 from server.mcp_server.keys import KeyUser
@@ -112,7 +113,43 @@ class KeyAuth:
             return
         scope["user"] = KeyUser(token, caller)
         scope["auth"] = AuthCredentials(sorted(caller.scopes))
+        if request.method == "POST":
+            receive = await self._checked_body(request, scope, send)
+            if receive is None:
+                return
         await self.app(scope, receive, send)
+
+    async def _checked_body(self, request: Request, scope: Scope, send: Send) -> Receive | None:
+        """The same strict JSON as REST (server/jsonbody.py: bounded size and depth, no repeated keys) before
+        the SDK parses the message; returns a receive that replays the body, or None once it has answered."""
+        limit = self.mcp.rt.settings.max_body_bytes
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > limit:
+                await _parse_error(f"The message is larger than {limit} bytes.", 413)(scope, request.receive, send)
+                return None
+        if raw.strip():
+            try:
+                jsonbody.parse(raw)
+            except jsonbody.BadJson as exc:
+                await _parse_error(str(exc))(scope, request.receive, send)
+                return None
+        sent = False
+
+        async def replay() -> dict:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            return await request.receive()
+
+        return replay
+
+
+def _parse_error(message: str, status: int = 400) -> Response:
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": f"Parse error: {message}"}},
+                        status_code=status)
 
 
 class McpHttp:

@@ -461,3 +461,27 @@ async def test_items_of_an_active_queue_are_queued(qs) -> None:
 async def _usage(qs: Queues, items: list[str]) -> dict[str, set[str]]:
     async with qs.env.db.session(write=False) as s:
         return await content_usage.usage(s, qs.brand.id, items)
+
+
+async def test_a_held_slot_is_made_ahead_approved_before_it_is_due_and_published(qs) -> None:
+    from server.worker import Worker
+    from tools.publishing.queues import HOLD_AHEAD
+
+    env = qs.env
+    items = await qs.items(2)
+    queue = await qs.made(qs.limited, content_item_ids=items, times_of_day=["09:00"])
+    assert queue["approval_status"] == "pending_review"
+    slot = (await qs.row(queue["id"])).next_run_at
+    assert env.clock.now() < slot <= env.clock.now() + HOLD_AHEAD
+    assert await queue_tick(env.rt, "w1") == 1  # made now, for the slot ahead
+    assert await queue_tick(env.rt, "w1") == 0  # one held slot ahead at a time
+    [held] = await qs.schedules()
+    assert (held.scheduled_at, held.approval_status) == (slot, "pending_review")
+    resp = await env.rest.post(f"/v1/brands/{qs.brand.id}/schedules/{held.id}/approve",
+                               json={"confirm_schedule_id": held.id},
+                               headers=env.auth(qs.world.full_key, **{"Idempotency-Key": "approve-held"}))
+    assert resp.status_code == 200, resp.json()
+    env.clock.set(slot.isoformat())
+    await Worker(env.rt, owner="w1").run_once()
+    published = next(s for s in await qs.schedules() if s.id == held.id)
+    assert published.status == "published", (published.status, published.failure_reason)

@@ -404,3 +404,34 @@ async def test_the_receipt_publications_and_history_read_what_the_worker_wrote(w
     history = await env.rest.get(f"/v1/brands/{brand}/history", headers=env.auth(world.full_key))
     assert history.status_code == 200, history.json()
     assert "sandbox.socialpub.invalid" in history.text  # the safe public link of the published post
+
+
+async def test_credentials_the_vault_cannot_open_settle_action_required_once(world, caplog) -> None:
+    """A replica without the shared vault key (SOCIALPUB_SECRET_KEYS): the target is settled action_required with
+    a safe reason and one clear log line, not retried in a loop; the other targets publish."""
+    import logging
+
+    from cryptography.fernet import Fernet
+
+    env = world.env
+    sid, _, ids = await setup(world, platforms=("instagram", "facebook"))
+    foreign = Fernet(Fernet.generate_key()).encrypt(b'{"access_token": "x"}').decode()
+    async with env.db.session(write=True) as s:
+        integration = await s.get(Integration, ids["instagram"])
+        integration.credentials = {"sealed": foreign}
+        s.add(integration)
+    env.clock.advance(minutes=5)
+    caplog.set_level(logging.INFO)
+    await Worker(env.rt, owner="w1").run_once()
+    targets = await targets_of(env.db, sid)
+    ig = targets[ids["instagram"]]
+    assert ig.state == "action_required" and "vault key" in ig.failure_reason and ig.attempts == 0
+    assert targets[ids["facebook"]].state == "published"
+    assert publish_calls(env, ids["instagram"]) == []
+    lines = [r for r in caplog.records if "cannot be decrypted" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].levelno == logging.ERROR and not lines[0].exc_info
+    assert foreign not in caplog.text
+    env.clock.advance(hours=2)
+    await Worker(env.rt, owner="w2").run_once()  # settled: nothing is tried again
+    assert len([r for r in caplog.records if "cannot be decrypted" in r.getMessage()]) == 1
+    assert (await schedule_of(env.db, sid)).lease_owner is None

@@ -27,6 +27,7 @@ from schemas.time import iso, parse_timestamp
 from storage.tables.accounts import ApiKey
 from storage.tables.brands import Brand
 from storage.tables.content import ContentItem
+from storage.tables.publishing import Schedule
 from storage.tables.queues import Queue
 from tools.endpoint import Call, Endpoint
 from tools.publishing.runs import check_ids
@@ -34,6 +35,9 @@ from tools.schedules.preflight import run_preflight
 from tools.schedules.rows import new_schedule
 
 TICK_BATCH = 50  # due queues handled per tick transaction
+# A queue whose Schedules are held for review gets its next slot's Schedule this far ahead (one at a time), so
+# a reviewer can approve it before it is due (approval takes only future Schedules). docs/queues.md.
+HOLD_AHEAD = timedelta(days=7)
 # Fields whose setting decides whether the queue's Schedules are approved: what is posted, where, how often.
 AUTHORITY_FIELDS = ("content_item_ids", "integration_ids", "loop")
 SLOT_FIELDS = ("mode", "times_of_day", "timezone", "interval_minutes", "start_at", "active", "content_item_ids",
@@ -228,6 +232,16 @@ async def _approving_key(session: AsyncSession, q: Queue) -> str | None:
     return key.id
 
 
+async def _hold_ahead(session: AsyncSession, q: Queue, now: datetime) -> bool:
+    """Should this future slot's Schedule be made now? Only for a queue whose Schedules are held (no key with
+    publish authority approves them), and only when it has no held Schedule still to come: one slot ahead."""
+    if await _approving_key(session, q) is not None:
+        return False  # approved slots are made when due, checked by preflight at that time
+    waiting = (await session.exec(select(Schedule.id).where(
+        Schedule.queue_id == q.id, Schedule.scheduled_at > now).limit(1))).first()
+    return waiting is None
+
+
 async def fire(session: AsyncSession, q: Queue, now: datetime, upgrade_url: str = "") -> bool:
     """Turn the queue's due slot into at most one Schedule. The claim is a conditional update on the row as
     read (next_run_at, skip_count, updated_at): of two workers racing for one slot exactly one updates it;
@@ -290,9 +304,12 @@ async def queue_tick(rt: Any, worker_id: str) -> int:
     now = rt.clock.now()
     made = 0
     async with rt.db.session(write=True) as session:
-        due = (await session.exec(select(Queue).where(Queue.active.is_(True), Queue.next_run_at <= now).order_by(
-            Queue.next_run_at, Queue.id).limit(TICK_BATCH))).all()
+        due = (await session.exec(select(Queue).where(Queue.active.is_(True), Queue.next_run_at <= now + HOLD_AHEAD)
+                                  .order_by(Queue.next_run_at, Queue.id).limit(TICK_BATCH))).all()
         for q in due:
+            assert q.next_run_at is not None
+            if q.next_run_at > now and not await _hold_ahead(session, q, now):
+                continue
             made += await fire(session, q, now, rt.settings.upgrade_url)
     if made:
         rt.wake_worker()

@@ -32,7 +32,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import anyio
-from sqlalchemy import bindparam, text
+from sqlalchemy import bindparam, text, update
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -53,6 +53,7 @@ from storage.tables.publishing import (
     Schedule,
 )
 from storage.types import UTCDateTime
+from storage.vault import VaultError
 from tools.media.items import asset_url
 from tools.notifications import notify
 from tools.runtime import Runtime
@@ -62,8 +63,11 @@ from tools.services.telemetry import count_outcome, observe_provider_call
 
 log = logging.getLogger("socialpub.publishing")
 
-# A worker's claim on a Schedule; extended each time it records an attempt, so a long run keeps it.
-LEASE = timedelta(minutes=5)
+# A worker's claim on a Schedule: short, renewed every RENEW_SECONDS by the claiming worker while it works
+# (and at each attempt), so a live worker never loses it and a dead one's claims are free again within LEASE.
+LEASE = timedelta(seconds=30)
+RENEW_SECONDS = 10.0
+STOP_POLL_SECONDS = 0.2  # how soon a stopping worker hands back the Schedules of its batch not yet started
 BATCH = 20  # Schedules per claim
 CONCURRENCY = 4  # Schedules of a batch carried out at once; each one's targets go one after another
 MAX_SCHEDULES_PER_TICK = 1000  # then the tick returns, so other ticks and jobs get their turn
@@ -76,6 +80,8 @@ READY_MEDIA = "completed"
 # Safe failure text per provider error kind: never the provider's own words. The same sentences the receipt,
 # publications and History show (tools/services/redaction.py), so what is stored is what clients read.
 FAILURE_TEXT = {kind: text for kind, (text, _action) in SAFE_FAILURES.items()}
+VAULT_LOCKED = ("The account's stored credentials cannot be opened by this service (its vault key is missing or "
+                "changed); nothing was sent. The operator must restore the vault key, then schedule the post anew.")
 APPROVAL_MISSING = {
     "code": "APPROVAL_PENDING",
     "message": "This Schedule has no recorded approval by a key holding publish:execute, so it was not "
@@ -122,23 +128,81 @@ async def publish_due(rt: Runtime, worker_id: str) -> int:
     done = 0
     limiter = anyio.CapacityLimiter(CONCURRENCY)
 
+    started: set[str] = set()
+
     async def one(schedule_id: str) -> None:
         async with limiter:
+            if worker_id in rt.stopping:  # stopping: what has not started was handed back (_hand_back)
+                return
+            started.add(schedule_id)
             try:
                 await run_schedule(rt, worker_id, schedule_id)
             except Exception:
                 # The lease stays; once it expires another pass recovers the run (attempts are recorded).
                 log.exception("publishing schedule %s failed", schedule_id)
 
-    while done < MAX_SCHEDULES_PER_TICK:
+    while done < MAX_SCHEDULES_PER_TICK and worker_id not in rt.stopping:
         claimed = await claim_due(rt, worker_id, limit=min(BATCH, MAX_SCHEDULES_PER_TICK - done))
         if not claimed:
             break
+        left, batch_done = len(claimed), anyio.Event()
+
+        async def tracked(schedule_id: str, batch_done: anyio.Event = batch_done) -> None:
+            nonlocal left
+            try:
+                await one(schedule_id)
+            finally:
+                left -= 1
+                if not left:
+                    batch_done.set()
+
         async with anyio.create_task_group() as tg:
+            tg.start_soon(_renew_leases, rt, worker_id, batch_done)
+            tg.start_soon(_hand_back, rt, worker_id, claimed, started, batch_done)
             for schedule_id in claimed:
-                tg.start_soon(one, schedule_id)
+                tg.start_soon(tracked, schedule_id)
         done += len(claimed)
     return done
+
+
+async def _renew_leases(rt: Runtime, owner: str, batch_done: anyio.Event) -> None:
+    """The heartbeat: while a batch runs, push the lease of every Schedule this worker holds forward."""
+    while True:
+        with anyio.move_on_after(RENEW_SECONDS):
+            await batch_done.wait()
+            return
+        try:
+            async with rt.db.session(write=True) as s:
+                now = rt.clock.now()
+                await s.exec(update(Schedule).where(Schedule.lease_owner == owner)  # type: ignore[call-overload]
+                             .values(lease_expires_at=now + LEASE))
+        except Exception:
+            log.warning("could not renew the leases of worker %s; retrying", owner, exc_info=True)
+
+
+async def _hand_back(rt: Runtime, owner: str, claimed: list[str], started: set[str],
+                     batch_done: anyio.Event) -> None:
+    """When the worker is asked to stop mid-batch, release at once the claimed Schedules it has not started
+    (they wait for a slot of the batch), so another worker takes them without waiting for the lease."""
+    while owner not in rt.stopping:
+        with anyio.move_on_after(STOP_POLL_SECONDS):
+            await batch_done.wait()
+            return
+    for schedule_id in claimed:
+        if schedule_id not in started:
+            await release(rt, owner, schedule_id)
+
+
+async def release(rt: Runtime, owner: str, schedule_id: str) -> None:
+    """Give back a claimed Schedule not yet started (a stopping worker): due again for any worker at once."""
+    async with rt.db.session(write=True) as s:
+        schedule = await s.get(Schedule, schedule_id, with_for_update=True)
+        if schedule is None or schedule.lease_owner != owner:
+            return
+        if schedule.status == "publishing" and not schedule.latest_execution_id:
+            schedule.status = "scheduled"  # claimed but never started: as it was
+        schedule.lease_owner = schedule.lease_expires_at = None
+        schedule.updated_at = rt.clock.now()
 
 
 # --- one Schedule -----------------------------------------------------------------------------------------
@@ -170,6 +234,8 @@ async def run_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
                     and (t.state != "retry_wait" or t.next_attempt_at is None or t.next_attempt_at <= now)]
     finished = False
     for target_id in runnable:
+        if owner in rt.stopping:  # stopping: the targets left go to another worker via finish_schedule
+            break
         finished = await run_target(rt, owner, target_id)
     if not finished:
         await finish_schedule(rt, owner, schedule_id)
@@ -316,7 +382,15 @@ async def _prepare(s: AsyncSession, rt: Runtime, target: PublishTarget, schedule
         ids.extend(part.get("media_ids") or [])
     post = _build_post(item, integration, await _media_rows(s, schedule.brand_id, ids), rt,
                        target.idempotency_token)
-    account = account_of(integration, rt.settings)
+    try:
+        account = account_of(integration, rt.settings)
+    except VaultError:
+        # This process cannot open the stored credentials (e.g. a replica without the shared
+        # SOCIALPUB_SECRET_KEYS): settled once, not retried in a loop, and said plainly to the operator.
+        log.error("integration %s: its stored credentials cannot be decrypted with this process's vault keys; "
+                  "restore the vault key (SOCIALPUB_SECRET_KEYS or the key file) that encrypted them",
+                  integration.id)
+        raise _Skip("action_required", VAULT_LOCKED) from None
     return _Attempt(provider, account, post, recover=target.state == "attempting" or target.attempts > 0)
 
 
@@ -490,6 +564,9 @@ async def finish_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
         schedule.updated_at = now
         # Targets still to go: wait for the earliest retry. An attempt left unsettled (its settlement failed)
         # is recovered after the base backoff, not at once, so a persistent fault cannot make workers spin.
+        if owner in rt.stopping and any(t.state == "pending" for t in targets):
+            schedule.next_attempt_at = now  # handed back by a stopping worker: due again for another at once
+            return
         waits = [t.next_attempt_at for t in targets if t.state == "retry_wait" and t.next_attempt_at]
         if any(t.state in ("pending", "attempting") for t in targets) or not waits:
             waits.append(now + BACKOFF_BASE)
