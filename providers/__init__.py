@@ -9,6 +9,7 @@ from providers.discord import DiscordProvider
 from providers.mastodon import MastodonProvider
 from providers.sandbox import SandboxProvider
 from providers.telegram import TelegramProvider
+from providers.x import XProvider
 
 __all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "ProviderError", "SandboxProvider",
            "default_providers"]
@@ -16,4 +17,4 @@ __all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "Provi
 
 def default_providers() -> dict[str, Provider]:
     return {"sandbox": SandboxProvider(), "mastodon": MastodonProvider(), "telegram": TelegramProvider(),
-            "discord": DiscordProvider()}
+            "discord": DiscordProvider(), "x": XProvider()}
