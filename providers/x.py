@@ -33,7 +33,6 @@ import httpx
 
 from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
 from providers.http import DEFAULT_TIMEOUT, call, download, json_body, new_client, retry_after
-from providers.oauth import refresh_token
 from schemas.time import iso, parse_timestamp
 
 NETWORK = "X"
@@ -229,6 +228,26 @@ class XProvider:
                 if "404" not in exc.message:  # already gone is done
                     raise
 
+    async def _refresh(self, client_id: str, client_secret: str, refresh: str) -> dict[str, Any]:
+        """The refresh grant (RFC 6749 §6) on our HTTP client: a confidential client authenticates with HTTP
+        Basic, a public one sends `client_id`. A 400/401 (`invalid_request`, `invalid_grant`) is for good."""
+        def refused(response: httpx.Response) -> ProviderError | None:
+            if response.status_code in (400, 401):
+                return ProviderError("reauth_required", f"X token endpoint answered {response.status_code}",
+                                     safe_reason="X refused the authorisation; connect the account again.")
+            return None
+
+        form = {"grant_type": "refresh_token", "refresh_token": refresh}
+        auth = httpx.BasicAuth(client_id, client_secret) if client_secret else None
+        if auth is None:
+            form["client_id"] = client_id
+        async with new_client(self.api_url, timeout=self.timeout) as client:
+            token = json_body(await call(client, "POST", "/2/oauth2/token", network=NETWORK, classify=refused,
+                                         data=form, auth=auth), NETWORK)
+        if not isinstance(token, dict) or not isinstance(token.get("access_token"), str) or not token["access_token"]:
+            raise ProviderError("malformed", "X token endpoint answered without an access token")
+        return token
+
     async def refresh_credentials(self, account: Account, now: datetime) -> dict[str, Any] | None:
         creds = dict(account.credentials or {})
         expires, refresh = creds.get("expires_at"), creds.get("refresh_token")
@@ -240,9 +259,8 @@ class XProvider:
             due = True
         if not due:
             return None
-        token = await refresh_token(f"{self.api_url}/2/oauth2/token", str(creds.get("client_id") or ""),
-                                    str(creds.get("client_secret") or "") or None, str(refresh), network=NETWORK,
-                                    auth_method="client_secret_basic")
+        token = await self._refresh(str(creds.get("client_id") or ""), str(creds.get("client_secret") or ""),
+                                    str(refresh))
         fresh = {**creds, "access_token": token["access_token"]}
         if token.get("refresh_token"):
             fresh["refresh_token"] = token["refresh_token"]  # X rotates it; never drop the stored one otherwise
