@@ -171,3 +171,30 @@ async def test_end_to_end_through_the_worker(env, case) -> None:
     assert publication["status"] == "published" and publication["publish_id"] == case.published_id()
     assert entry["permalink_url"] == case.permalink(case.published_id())
     assert_no_secrets(flow.bodies, case.secrets)
+
+
+async def test_lost_answer_is_recovered_without_a_second_post(env, case) -> None:
+    """The network accepted the post but its answer was lost (a timeout after the write): the retry finds the
+    post among the account's posts and records it; the network never sees a second create."""
+    flow, integration = await _connected(env, case)
+    item = await flow.draft("Spring roast is here https://ex.test/r", **{f"{case.platform}_settings": {}})
+    schedule_id = await flow.schedule(item, [integration.id])
+    env.clock.advance(minutes=5)
+    with _router() as router:
+        case.mock_publish(router, "text")
+        case.mock_refresh(router, ok=True)
+        router.routes[case.first_write()].mock(side_effect=httpx.ReadTimeout("answer lost"))
+        await Worker(env.rt, owner="w1").run_once()
+        assert router.routes[case.first_write()].call_count == 1
+    assert (await flow.outcome(schedule_id))["schedule"]["status"] == "publishing"
+    env.clock.advance(hours=2)
+    with _router() as router:
+        case.mock_publish(router, "text")
+        case.mock_refresh(router, ok=True)
+        case.mock_recent(router, case.post("text"), present=True)
+        await Worker(env.rt, owner="w2").run_once()
+        assert not router.routes[case.first_write()].called  # recovered, not posted again
+    out = await flow.outcome(schedule_id)
+    assert out["schedule"]["status"] == "published", out["schedule"]
+    [publication] = [p for p in out["publications"] if p["integration_id"] == integration.id]
+    assert publication["publish_id"] == case.recovered_id()
