@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from providers.base import Account, Options, PostRequest, PostResult, Provider, ProviderError
 from providers.discord import DiscordProvider
+from providers.instagram import InstagramProvider
 from providers.mastodon import MastodonProvider
 from providers.sandbox import SandboxProvider
 from providers.telegram import TelegramProvider
@@ -17,4 +18,4 @@ __all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "Provi
 
 def default_providers() -> dict[str, Provider]:
     return {"sandbox": SandboxProvider(), "mastodon": MastodonProvider(), "telegram": TelegramProvider(),
-            "discord": DiscordProvider(), "x": XProvider()}
+            "discord": DiscordProvider(), "x": XProvider(), "instagram": InstagramProvider()}

@@ -17,6 +17,7 @@ from storage import vault
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
 from storage.tables.notifications import Notification
+from tests.networks.cases.instagram import InstagramCase
 from tests.networks.cases.x import XCase
 from tests.networks.contract import serve_media
 from tests.networks.support import Flow, assert_no_secrets
@@ -24,8 +25,8 @@ from tools.networks import tokens
 from tools.operator import actions as operator
 
 pytestmark = pytest.mark.anyio
-CASES = [XCase()]
-KINDS = ["text", "media", "thread", "async_media"]
+CASES = [XCase(), InstagramCase()]
+KINDS = ["text", "media", "thread", "async_media", "carousel"]
 
 
 @pytest.fixture(params=CASES, ids=lambda c: c.platform)
@@ -75,7 +76,7 @@ async def test_stuck_processing_is_transient_within_the_budget(case) -> None:
 
 @pytest.mark.parametrize("present", [True, False])
 async def test_find_post_after_a_crash(case, present) -> None:
-    post = case.post("text")
+    post = case.post(case.text_kind)
     provider = case.provider()
     since = datetime(2026, 11, 24, tzinfo=UTC)
     with _router() as router:
@@ -99,14 +100,14 @@ async def test_find_post_after_a_crash(case, present) -> None:
 ], ids=["400", "401", "403", "429", "500", "503", "timeout"])
 async def test_failures_are_classified(case, answer, kind) -> None:
     with _router() as router:
-        case.mock_publish(router, "text")
+        case.mock_publish(router, case.text_kind)
         route = router.routes[case.first_write()]
         if isinstance(answer, Exception):
             route.mock(side_effect=answer)
         else:
             route.mock(return_value=answer)
         with pytest.raises(ProviderError) as caught:
-            await case.provider().publish(case.account(), case.post("text"))
+            await case.provider().publish(case.account(), case.post(case.text_kind))
     error = caught.value
     assert error.kind == kind
     if kind == "rate_limited":
@@ -148,19 +149,20 @@ async def test_refresh_refused_marks_expired_and_notifies(env, case) -> None:
         row = await s.get(Integration, integration.id)
         notes = (await s.exec(select(Notification).where(Notification.category == "integration_refresh"))).all()
     assert row.status == "expired" and len(notes) == 1
-    assert vault.open_credentials(env.rt.settings, row.credentials)["refresh_token"]  # kept for the record
+    kept = vault.open_credentials(env.rt.settings, row.credentials)
+    assert kept.get("refresh_token") == case.account().credentials.get("refresh_token")  # never wiped
     assert_no_secrets([str(n.model_dump()) for n in notes], case.secrets)
 
 
 async def test_end_to_end_through_the_worker(env, case) -> None:
     flow, integration = await _connected(env, case)
-    item = await flow.draft("Spring roast is here https://ex.test/r", **{f"{case.platform}_settings": {}})
+    item = await flow.draft(case.post(case.text_kind).text, **{f"{case.platform}_settings": await case.draft_settings(env, flow)})
     report = await flow.preflight(item, [integration.id])
     assert report["can_schedule"] is True, report
     schedule_id = await flow.schedule(item, [integration.id])
     env.clock.advance(minutes=5)
     with _router() as router:
-        case.mock_publish(router, "text")
+        case.mock_publish(router, case.text_kind)
         case.mock_refresh(router, ok=True)  # the token tick runs in the same worker pass
         assert await Worker(env.rt, owner="w1").run_once() >= 1
         assert router.routes[case.first_write()].call_count == 1
@@ -177,11 +179,11 @@ async def test_lost_answer_is_recovered_without_a_second_post(env, case) -> None
     """The network accepted the post but its answer was lost (a timeout after the write): the retry finds the
     post among the account's posts and records it; the network never sees a second create."""
     flow, integration = await _connected(env, case)
-    item = await flow.draft("Spring roast is here https://ex.test/r", **{f"{case.platform}_settings": {}})
+    item = await flow.draft(case.post(case.text_kind).text, **{f"{case.platform}_settings": await case.draft_settings(env, flow)})
     schedule_id = await flow.schedule(item, [integration.id])
     env.clock.advance(minutes=5)
     with _router() as router:
-        case.mock_publish(router, "text")
+        case.mock_publish(router, case.text_kind)
         case.mock_refresh(router, ok=True)
         router.routes[case.first_write()].mock(side_effect=httpx.ReadTimeout("answer lost"))
         await Worker(env.rt, owner="w1").run_once()
@@ -189,9 +191,9 @@ async def test_lost_answer_is_recovered_without_a_second_post(env, case) -> None
     assert (await flow.outcome(schedule_id))["schedule"]["status"] == "publishing"
     env.clock.advance(hours=2)
     with _router() as router:
-        case.mock_publish(router, "text")
+        case.mock_publish(router, case.text_kind)
         case.mock_refresh(router, ok=True)
-        case.mock_recent(router, case.post("text"), present=True)
+        case.mock_recent(router, case.post(case.text_kind), present=True)
         await Worker(env.rt, owner="w2").run_once()
         assert not router.routes[case.first_write()].called  # recovered, not posted again
     out = await flow.outcome(schedule_id)

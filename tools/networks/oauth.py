@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlmodel import select
 
-from providers import mastodon, x
+from providers import instagram, mastodon, x
 from providers.base import Connection, ProviderError
 from providers.oauth import authorize_url, exchange_code, new_verifier
 from schemas.ids import new_id
@@ -57,7 +57,6 @@ class OAuthNetwork:
     register: Register | None = None  # dynamic client registration per server; None: operator-configured app
     authorize_params: dict[str, str] = field(default_factory=dict)
     token_auth: str = "client_secret_post"  # how a confidential client authenticates at the token endpoint
-    scope_separator: str = " "
 
     def url(self, server: str, path: str) -> str:
         return path if path.startswith("https://") else f"{server.rstrip('/')}{path}"
@@ -72,6 +71,12 @@ NETWORKS: dict[str, OAuthNetwork] = {
     "x": OAuthNetwork(
         platform="x", provider="x", display_name="X", scopes=x.SCOPES, authorize_path=x.AUTHORIZE_URL,
         token_path="/2/oauth2/token", verify_token=x.verify, server=x.API_URL, token_auth="client_secret_basic"),
+    # Facebook Login for Business; the short-lived user token is exchanged for a long-lived one by the token
+    # tick (its expiry is within the refresh window), which needs the app's credentials in the account's.
+    "instagram": OAuthNetwork(
+        platform="instagram", provider="instagram", display_name="Instagram", scopes=instagram.SCOPES,
+        authorize_path=instagram.AUTHORIZE_URL, token_path="/oauth/access_token", verify_token=instagram.verify,
+        server=instagram.GRAPH_URL),
 }
 
 
@@ -174,8 +179,10 @@ async def complete(rt: Runtime, platform: str, state: str | None, code: str | No
     except ProviderError as exc:
         raise _failed(network.display_name, exc) from None
     credentials = {**connection.credentials, "access_token": token["access_token"]}
-    if token.get("refresh_token"):
-        credentials.update(refresh_token=token["refresh_token"], client_id=app.client_id)
+    if token.get("refresh_token") or network.register is None:
+        if token.get("refresh_token"):
+            credentials["refresh_token"] = token["refresh_token"]
+        credentials["client_id"] = app.client_id
         if secret:
             credentials["client_secret"] = secret
     if token.get("expires_in"):

@@ -36,6 +36,11 @@ class XCase:
     supports = {"text", "media", "thread", "async_media"}
     secrets = [TOKEN, REFRESH, CLIENT_SECRET]
 
+    text_kind = "text"
+
+    async def draft_settings(self, env: Any, flow: Any) -> dict[str, Any]:
+        return {}
+
     def provider(self) -> XProvider:
         return XProvider(api_url=API, processing_budget=3.0, poll_min=0.0)
 
