@@ -10,6 +10,7 @@ from providers.instagram import InstagramProvider
 from providers.mastodon import MastodonProvider
 from providers.sandbox import SandboxProvider
 from providers.telegram import TelegramProvider
+from providers.tiktok import TikTokProvider
 from providers.x import XProvider
 
 __all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "ProviderError", "SandboxProvider",
@@ -18,4 +19,5 @@ __all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "Provi
 
 def default_providers() -> dict[str, Provider]:
     return {"sandbox": SandboxProvider(), "mastodon": MastodonProvider(), "telegram": TelegramProvider(),
-            "discord": DiscordProvider(), "x": XProvider(), "instagram": InstagramProvider()}
+            "discord": DiscordProvider(), "x": XProvider(), "instagram": InstagramProvider(),
+            "tiktok": TikTokProvider()}

@@ -18,6 +18,7 @@ from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
 from storage.tables.notifications import Notification
 from tests.networks.cases.instagram import InstagramCase
+from tests.networks.cases.tiktok import TikTokCase
 from tests.networks.cases.x import XCase
 from tests.networks.contract import serve_media
 from tests.networks.support import Flow, assert_no_secrets
@@ -25,7 +26,7 @@ from tools.networks import tokens
 from tools.operator import actions as operator
 
 pytestmark = pytest.mark.anyio
-CASES = [XCase(), InstagramCase()]
+CASES = [XCase(), InstagramCase(), TikTokCase()]
 KINDS = ["text", "media", "thread", "async_media", "carousel"]
 
 
@@ -58,7 +59,8 @@ async def test_async_processing_failure_is_a_specific_redacted_rejection(case) -
         case.mock_publish(router, "async_media", processing="failed")
         with pytest.raises(ProviderError) as caught:
             await case.provider().publish(case.account(), case.post("async_media"))
-        assert not router.routes[case.first_write()].called  # nothing was posted
+        if case.processed_before_write:
+            assert not router.routes[case.first_write()].called  # nothing was posted
     assert caught.value.kind == "rejected" and caught.value.safe_reason.startswith(case.processing_failure_words())
     assert "<script>" not in caught.value.safe_reason
 
@@ -70,7 +72,8 @@ async def test_stuck_processing_is_transient_within_the_budget(case) -> None:
         case.mock_publish(router, "async_media", processing="stuck")
         with pytest.raises(ProviderError) as caught:
             await case.provider().publish(case.account(), case.post("async_media"))
-        assert not router.routes[case.first_write()].called
+        if case.processed_before_write:
+            assert not router.routes[case.first_write()].called
     assert caught.value.kind == "transient" and caught.value.retryable
 
 
@@ -156,7 +159,8 @@ async def test_refresh_refused_marks_expired_and_notifies(env, case) -> None:
 
 async def test_end_to_end_through_the_worker(env, case) -> None:
     flow, integration = await _connected(env, case)
-    item = await flow.draft(case.post(case.text_kind).text, **{f"{case.platform}_settings": await case.draft_settings(env, flow)})
+    settings = await case.draft_settings(env, flow)
+    item = await flow.draft(case.post(case.text_kind).text, **{f"{case.platform}_settings": settings})
     report = await flow.preflight(item, [integration.id])
     assert report["can_schedule"] is True, report
     schedule_id = await flow.schedule(item, [integration.id])
@@ -178,8 +182,12 @@ async def test_end_to_end_through_the_worker(env, case) -> None:
 async def test_lost_answer_is_recovered_without_a_second_post(env, case) -> None:
     """The network accepted the post but its answer was lost (a timeout after the write): the retry finds the
     post among the account's posts and records it; the network never sees a second create."""
+    if case.recovered_id() is None:
+        pytest.skip(f"{case.platform} cannot find an earlier post (no idempotency key, no listing in its scopes; "
+                    "documented in docs/networks.md)")
     flow, integration = await _connected(env, case)
-    item = await flow.draft(case.post(case.text_kind).text, **{f"{case.platform}_settings": await case.draft_settings(env, flow)})
+    settings = await case.draft_settings(env, flow)
+    item = await flow.draft(case.post(case.text_kind).text, **{f"{case.platform}_settings": settings})
     schedule_id = await flow.schedule(item, [integration.id])
     env.clock.advance(minutes=5)
     with _router() as router:

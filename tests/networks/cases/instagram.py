@@ -33,6 +33,7 @@ class InstagramCase:
     provider_name = "instagram"
     supports = {"media", "async_media", "carousel"}  # every Instagram post has media; no threads
     secrets = [TOKEN, CLIENT_SECRET]
+    processed_before_write = True  # media processing ends before the request that creates the post
     text_kind = "media"
 
     def provider(self) -> InstagramProvider:

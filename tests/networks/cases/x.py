@@ -36,6 +36,7 @@ class XCase:
     supports = {"text", "media", "thread", "async_media"}
     secrets = [TOKEN, REFRESH, CLIENT_SECRET]
 
+    processed_before_write = True  # media processing ends before the request that creates the post
     text_kind = "text"
 
     async def draft_settings(self, env: Any, flow: Any) -> dict[str, Any]:
