@@ -33,7 +33,7 @@ from typing import Any
 import anyio
 import httpx
 
-from providers.base import Account, Options, PostRequest, PostResult, ProviderError
+from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, retry_after
 from schemas.time import iso, parse_timestamp
 
@@ -233,3 +233,38 @@ class TikTokProvider:
             fresh["refresh_token"] = token["refresh_token"]
         fresh["expires_at"] = iso(now + timedelta(seconds=int(token.get("expires_in") or 86400)))
         return fresh
+
+
+async def exchange_code(endpoint: str, client_key: str, client_secret: str | None, redirect_uri: str, code: str,
+                        code_verifier: str) -> dict[str, Any]:
+    """TikTok's code exchange: `client_key` where OAuth says `client_id` (so not the generic authlib one)."""
+    def refused(response: httpx.Response) -> ProviderError | None:
+        if response.status_code in (400, 401):
+            return ProviderError("rejected", f"TikTok token endpoint answered {response.status_code}",
+                                 safe_reason="TikTok refused the authorisation code")
+        return None
+
+    async with new_client() as client:
+        token = json_body(await call(client, "POST", endpoint, network=NETWORK, classify=refused, data={
+            "client_key": client_key, "client_secret": client_secret or "", "code": code,
+            "grant_type": "authorization_code", "redirect_uri": redirect_uri, "code_verifier": code_verifier}),
+            NETWORK)
+    if not isinstance(token, dict) or token.get("error") or not isinstance(token.get("access_token"), str):
+        raise ProviderError("rejected", "TikTok refused the authorisation code",
+                            safe_reason="TikTok refused the authorisation code")
+    return token
+
+
+async def verify(server: str, token: str) -> Connection:
+    """The creator a user token belongs to (`GET /v2/user/info/`)."""
+    async with new_client(server.rstrip("/"), headers={"Authorization": f"Bearer {token}"}) as client:
+        data = _data(await call(client, "GET", "/v2/user/info/", network=NETWORK, classify=_classify,
+                                params={"fields": "open_id,union_id,avatar_url,display_name,username"}))
+    user = data.get("user") if isinstance(data.get("user"), dict) else {}
+    if not user.get("open_id"):
+        raise ProviderError("malformed", "TikTok user info answered without open_id")
+    username = str(user.get("username") or "")[:200]
+    avatar = user.get("avatar_url")
+    return Connection(provider_account_id=str(user["open_id"]), username=username or None,
+                      display_name=(str(user.get("display_name") or "") or username)[:200] or None, credentials={},
+                      state={"username": username}, avatar_url=avatar if isinstance(avatar, str) else None)

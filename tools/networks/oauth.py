@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlmodel import select
 
-from providers import instagram, mastodon, x
+from providers import instagram, mastodon, tiktok, x
 from providers.base import Connection, ProviderError
 from providers.oauth import authorize_url, exchange_code, new_verifier
 from schemas.ids import new_id
@@ -57,6 +57,10 @@ class OAuthNetwork:
     register: Register | None = None  # dynamic client registration per server; None: operator-configured app
     authorize_params: dict[str, str] = field(default_factory=dict)
     token_auth: str = "client_secret_post"  # how a confidential client authenticates at the token endpoint
+    # A network whose authorize URL names the client differently (TikTok: `client_key`) and whose code
+    # exchange is its own: (endpoint, client_id, client_secret, redirect_uri, code, verifier) -> token.
+    client_id_param: str = "client_id"
+    exchange: Callable[..., Awaitable[dict[str, Any]]] | None = None
 
     def url(self, server: str, path: str) -> str:
         return path if path.startswith("https://") else f"{server.rstrip('/')}{path}"
@@ -77,6 +81,10 @@ NETWORKS: dict[str, OAuthNetwork] = {
         platform="instagram", provider="instagram", display_name="Instagram", scopes=instagram.SCOPES,
         authorize_path=instagram.AUTHORIZE_URL, token_path="/oauth/access_token", verify_token=instagram.verify,
         server=instagram.GRAPH_URL),
+    "tiktok": OAuthNetwork(
+        platform="tiktok", provider="tiktok", display_name="TikTok", scopes=tiktok.SCOPES,
+        authorize_path=tiktok.AUTHORIZE_URL, token_path="/v2/oauth/token/", verify_token=tiktok.verify,
+        server=tiktok.API_URL, client_id_param="client_key", exchange=tiktok.exchange_code),
 }
 
 
@@ -138,8 +146,11 @@ async def start(rt: Runtime, brand_id: str, platform: str, *, server: str | None
                          code_verifier=vault.seal_text(rt.settings, verifier),
                          options={"server": base, "integration_id": integration_id, "display_name": display_name},
                          expires_at=now + STATE_TTL, created_at=now, updated_at=now))
+    extra = dict(network.authorize_params)
+    if network.client_id_param != "client_id":
+        extra[network.client_id_param] = app.client_id
     url = authorize_url(network.url(base, network.authorize_path), app.client_id, app.redirect_uri, network.scopes,
-                        state, verifier, **network.authorize_params)
+                        state, verifier, **extra)
     return {"authorize_url": url, "expires_at": iso(now + STATE_TTL), "redirect_uri": app.redirect_uri}
 
 
@@ -172,9 +183,13 @@ async def complete(rt: Runtime, platform: str, state: str | None, code: str | No
     server = str(options.get("server") or network.server)
     secret = vault.open_text(rt.settings, app.client_secret) if app.client_secret else None
     try:
-        token = await exchange_code(network.url(server, network.token_path), app.client_id, secret,
-                                    app.redirect_uri, code, verifier, network=network.display_name,
-                                    auth_method=network.token_auth)
+        if network.exchange is not None:
+            token = await network.exchange(network.url(server, network.token_path), app.client_id, secret,
+                                           app.redirect_uri, code, verifier)
+        else:
+            token = await exchange_code(network.url(server, network.token_path), app.client_id, secret,
+                                        app.redirect_uri, code, verifier, network=network.display_name,
+                                        auth_method=network.token_auth)
         connection = await network.verify_token(server, token["access_token"])
     except ProviderError as exc:
         raise _failed(network.display_name, exc) from None
