@@ -195,6 +195,16 @@ def _network_flags(p: argparse.ArgumentParser, *, reconnect: bool = False) -> No
                             "apps set` or SOCIALPUB_<PLATFORM>_CLIENT_ID/SECRET)")
 
 
+async def cmd_select_account(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    try:
+        integration = await networks.select_account(rt, args.integration_id, args.account)
+    except networks.ConnectError as exc:
+        raise operator.OperatorError(str(exc)) from None
+    emit(args, _out(integration), f"{integration.id} now publishes as {integration.platform} account "
+                                  f"{integration.username or integration.provider_account_id}")
+
+
 async def cmd_apps_set(args: argparse.Namespace, rt: Runtime) -> None:
     await check_current(rt.db)
     secret = args.client_secret
@@ -239,6 +249,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     _network_flags(p, reconnect=True)
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_reconnect))
+
+    p = integrations.add_parser("select-account", help="Instagram: publish as another professional account the "
+                                                       "connect reached (listed in the connect's output)")
+    p.add_argument("integration_id")
+    p.add_argument("--account", required=True, help="the account ID")
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_select_account))
 
     group = subcommands(sub, "apps", "OAuth apps this service uses on networks (X, ...)")
     p = group.add_parser("set", help="store a network's OAuth client credentials (the secret sealed)")

@@ -86,3 +86,24 @@ async def test_tiktok_creator_info_is_the_live_dynamic_options(env) -> None:
         gone = await env.rest.post(path, headers=env.auth(flow.key))
         assert gone.status_code >= 400 and "reconnect_integration" in gone.text
     assert_no_secrets([got and json.dumps(got), bad.text, gone.text], [SECRET, ACCESS])
+
+
+async def test_instagram_account_selection_among_the_candidates(env) -> None:
+    from providers.base import Connection
+    from storage.tables.brands import Brand
+    from tools.networks import connect as networks
+    from tools.operator import actions as operator
+
+    flow = await Flow(env).setup()
+    async with env.db.session(write=True) as s:
+        row = await operator.connect_integration(
+            s, env.clock.now(), await s.get(Brand, flow.brand.id), "instagram", provider="instagram",
+            settings=env.rt.settings, connection=Connection(
+                provider_account_id="1784101", username="first", display_name="First", credentials={"access_token": "t"},
+                state={"username": "first", "candidates": [{"id": "1784101", "username": "first"},
+                                                           {"id": "1784102", "username": "second"}]}))
+    chosen = await networks.select_account(env.rt, row.id, "1784102")
+    assert chosen.provider_account_id == "1784102" and chosen.username == "second"
+    assert chosen.provider_state["username"] == "second"
+    with pytest.raises(networks.ConnectError, match="1784101, 1784102"):
+        await networks.select_account(env.rt, row.id, "999")
