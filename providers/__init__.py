@@ -7,9 +7,12 @@ from __future__ import annotations
 from providers.base import Account, Options, PostRequest, PostResult, Provider, ProviderError
 from providers.bluesky import BlueskyProvider
 from providers.discord import DiscordProvider
+from providers.instagram import InstagramProvider
 from providers.mastodon import MastodonProvider
 from providers.sandbox import SandboxProvider
 from providers.telegram import TelegramProvider
+from providers.tiktok import TikTokProvider
+from providers.x import XProvider
 
 __all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "ProviderError", "SandboxProvider",
            "default_providers"]
@@ -17,4 +20,5 @@ __all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "Provi
 
 def default_providers() -> dict[str, Provider]:
     return {"sandbox": SandboxProvider(), "mastodon": MastodonProvider(), "telegram": TelegramProvider(),
-            "discord": DiscordProvider(), "bluesky": BlueskyProvider()}
+            "discord": DiscordProvider(), "bluesky": BlueskyProvider(), "x": XProvider(),
+            "instagram": InstagramProvider(), "tiktok": TikTokProvider()}

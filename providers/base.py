@@ -112,6 +112,11 @@ class Provider(Protocol):
 
     async def delete_post(self, account: Account, publish_id: str) -> None: ...
 
+    # Optional, for networks without an idempotency key (X, Instagram, ...):
+    # `async def find_post_matching(self, account, post: PostRequest, since: datetime) -> PostResult | None`
+    # finds the post an earlier attempt made by an exact match of its content among the account's posts since
+    # `since` (the run's start). The worker asks it when `find_post` knows nothing.
+
     async def refresh_credentials(self, account: Account, now: datetime) -> dict[str, Any] | None:
         """Fresh credentials when the stored ones expire soon (the caller stores them), else None. Raises
         ProviderError("reauth_required") when the refresh failed for good (the account must be reconnected)."""

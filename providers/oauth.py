@@ -26,13 +26,13 @@ def new_verifier() -> str:
 
 
 def _client(client_id: str, client_secret: str | None, *, redirect_uri: str | None = None,
-            scope: str | None = None) -> Any:
+            scope: str | None = None, auth_method: str | None = None) -> Any:
     from authlib.integrations.httpx_client import AsyncOAuth2Client
 
     client = AsyncOAuth2Client(client_id=client_id, client_secret=client_secret or None, redirect_uri=redirect_uri,
                                scope=scope, code_challenge_method="S256", timeout=30.0,
                                headers={"User-Agent": USER_AGENT},
-                               token_endpoint_auth_method="client_secret_post" if client_secret else "none")
+                               token_endpoint_auth_method=(auth_method or "client_secret_post") if client_secret else "none")
     for hook in ("access_token_response", "refresh_token_response"):
         client.register_compliance_hook(hook, _status_first)
     return client
@@ -84,10 +84,12 @@ async def _grant(network: str, refused_kind: str, run: Any) -> dict[str, Any]:
 
 
 async def exchange_code(endpoint: str, client_id: str, client_secret: str | None, redirect_uri: str, code: str,
-                        code_verifier: str, *, network: str) -> dict[str, Any]:
-    """The token of an authorization code (with the PKCE verifier its authorize URL was made with)."""
+                        code_verifier: str, *, network: str, auth_method: str | None = None) -> dict[str, Any]:
+    """The token of an authorization code (with the PKCE verifier its authorize URL was made with).
+    `auth_method`: how a confidential client authenticates (`client_secret_post` by default; X wants
+    `client_secret_basic`)."""
     async def run() -> Any:
-        async with _client(client_id, client_secret, redirect_uri=redirect_uri) as client:
+        async with _client(client_id, client_secret, redirect_uri=redirect_uri, auth_method=auth_method) as client:
             return await client.fetch_token(endpoint, grant_type="authorization_code", code=code,
                                             code_verifier=code_verifier)
 
@@ -95,10 +97,10 @@ async def exchange_code(endpoint: str, client_id: str, client_secret: str | None
 
 
 async def refresh_token(endpoint: str, client_id: str, client_secret: str | None, refresh: str, *,
-                        network: str) -> dict[str, Any]:
+                        network: str, auth_method: str | None = None) -> dict[str, Any]:
     """A fresh token from a refresh token; `reauth_required` when the network refuses it for good."""
     async def run() -> Any:
-        async with _client(client_id, client_secret) as client:
+        async with _client(client_id, client_secret, auth_method=auth_method) as client:
             return await client.refresh_token(endpoint, refresh_token=refresh)
 
     return await _grant(network, "reauth_required", run)

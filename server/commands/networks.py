@@ -19,8 +19,8 @@ from server.commands.core import cmd_integrations_connect as connect_sandbox
 from server.commands.core import integration_out
 from storage import vault
 from storage.migrate import check_current
+from tools.networks import apps, oauth, secrets
 from tools.networks import connect as networks
-from tools.networks import oauth, secrets
 from tools.operator import actions as operator
 from tools.runtime import Runtime
 
@@ -60,8 +60,35 @@ def _out(i: Any) -> dict[str, Any]:
     return {**integration_out(i), "provider": i.provider}
 
 
+def _operator_oauth(platform: str) -> bool:
+    network = oauth.NETWORKS.get(platform)
+    return network is not None and network.register is None
+
+
+async def _start_oauth(args: argparse.Namespace, rt: Runtime, brand_id: str, platform: str,
+                       integration_id: str | None = None) -> None:
+    try:
+        flow = await oauth.start(rt, brand_id, platform, integration_id=integration_id,
+                                 display_name=getattr(args, "display_name", None))
+    except networks.ConnectError as exc:
+        raise operator.OperatorError(str(exc)) from None
+    network = oauth.NETWORKS[platform]
+    emit(args, {"platform": platform, "brand_id": brand_id, "integration_id": integration_id,
+                "scopes": list(network.scopes), **flow},
+         f"Open this URL to authorise socialpub on {network.display_name} (valid until {flow['expires_at']}, "
+         f"once):\n{flow['authorize_url']}\nScopes: {' '.join(network.scopes)}\n`socialpub serve` must be "
+         f"reachable at {flow['redirect_uri']} to complete it.")
+
+
 async def cmd_connect(args: argparse.Namespace, rt: Runtime) -> None:
     given = [name for name in ALL_FLAGS if getattr(args, name, None) is not None]
+    if getattr(args, "oauth", False):
+        if not _operator_oauth(args.platform) or given:
+            raise operator.OperatorError(f"--oauth applies to {', '.join(sorted(p for p in oauth.NETWORKS if _operator_oauth(p)))} "
+                                         "without network credential flags")
+        await check_current(rt.db)
+        await _start_oauth(args, rt, args.brand, args.platform)
+        return
     if args.platform not in FLAGS or not given:
         if given:
             raise operator.OperatorError(f"--platform {args.platform} is connected without network flags "
@@ -105,6 +132,9 @@ async def cmd_reconnect(args: argparse.Namespace, rt: Runtime) -> None:
     if found is None:
         raise operator.OperatorError(f"no integration {args.integration_id}")
     try:
+        if found.provider != "sandbox" and _operator_oauth(found.platform):
+            await _start_oauth(args, rt, found.brand_id, found.platform, integration_id=found.id)
+            return
         if found.provider != "sandbox":
             if found.platform == "mastodon" and args.instance is None:  # the account's own instance
                 args.instance = (found.provider_state or {}).get("instance")
@@ -159,6 +189,45 @@ def _network_flags(p: argparse.ArgumentParser, *, reconnect: bool = False) -> No
     g.add_argument("--service", help="Bluesky: the PDS URL (default https://bsky.social)")
     g.add_argument("--handle", help="Bluesky: the account handle")
     g.add_argument("--app-password", help="Bluesky: an app password (Settings > App passwords)")
+    if not reconnect:
+        g.add_argument("--oauth", action="store_true",
+                       help="X and the other operator-app networks: print the authorize URL (needs `socialpub "
+                            "apps set` or SOCIALPUB_<PLATFORM>_CLIENT_ID/SECRET)")
+
+
+async def cmd_select_account(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    try:
+        integration = await networks.select_account(rt, args.integration_id, args.account)
+    except networks.ConnectError as exc:
+        raise operator.OperatorError(str(exc)) from None
+    emit(args, _out(integration), f"{integration.id} now publishes as {integration.platform} account "
+                                  f"{integration.username or integration.provider_account_id}")
+
+
+async def cmd_apps_set(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    secret = args.client_secret
+    if secret == "-":
+        secret = sys.stdin.readline().strip()
+        if not secret:
+            raise operator.OperatorError("--client-secret - read nothing from standard input; nothing was saved")
+    try:
+        app = await apps.set_app(rt, args.platform, args.client_id, secret or "", args.redirect_uri)
+    except apps.AppError as exc:
+        raise operator.OperatorError(str(exc)) from None
+    emit(args, {"platform": app.platform, "client_id": app.client_id, "has_client_secret": bool(app.client_secret),
+                "redirect_uri": app.redirect_uri},
+         f"Stored the {app.platform} app {app.client_id} (secret sealed in the vault); register this redirect "
+         f"URI on the network's side: {app.redirect_uri}")
+
+
+async def cmd_apps_list(args: argparse.Namespace, rt: Runtime) -> None:
+    await check_current(rt.db)
+    rows = await apps.list_apps(rt)
+    lines = [f"{r['platform']:<16} {'configured (' + r['source'] + ')' if r['configured'] else 'not configured':<20} "
+             f"{r['client_id'] or '-':<30} {r['redirect_uri']}" for r in rows]
+    emit(args, {"apps": rows}, "\n".join(lines) or "no network needs an operator app")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -180,6 +249,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     _network_flags(p, reconnect=True)
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_reconnect))
+
+    p = integrations.add_parser("select-account", help="Instagram: publish as another professional account the "
+                                                       "connect reached (listed in the connect's output)")
+    p.add_argument("integration_id")
+    p.add_argument("--account", required=True, help="the account ID")
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_select_account))
+
+    group = subcommands(sub, "apps", "OAuth apps this service uses on networks (X, ...)")
+    p = group.add_parser("set", help="store a network's OAuth client credentials (the secret sealed)")
+    p.add_argument("--platform", required=True)
+    p.add_argument("--client-id", required=True)
+    p.add_argument("--client-secret", default="", help="`-` reads it from standard input")
+    p.add_argument("--redirect-uri", help="default {SOCIALPUB_PUBLIC_URL}/connect/{platform}/callback")
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_apps_set))
+    p = group.add_parser("list", help="which networks have an OAuth app configured (never the secret)")
+    add_json_flag(p)
+    p.set_defaults(func=run_with_runtime(cmd_apps_list))
 
     group = subcommands(sub, "secrets", "the credentials vault")
     p = group.add_parser("rotate", help="re-encrypt every stored secret under the newest vault key")

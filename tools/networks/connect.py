@@ -157,3 +157,23 @@ async def reconnect(rt: Runtime, integration_id: str, options: dict[str, Any]) -
     verified = await verify(rt, platform, options)
     async with rt.db.session(write=True) as s:
         return await save(s, rt, brand_id, platform, verified, integration_id=integration_id)
+
+
+async def select_account(rt: Runtime, integration_id: str, account_id: str) -> Integration:
+    """Point an account connected through a user authorisation (Instagram: the professional accounts of the
+    user's Pages) at another of the accounts that authorisation reaches (`provider_state.candidates`)."""
+    async with rt.db.session(write=True) as s:
+        integration = await s.get(Integration, integration_id)
+        if integration is None:
+            raise ConnectError(f"no integration {integration_id}")
+        candidates = (integration.provider_state or {}).get("candidates") or []
+        chosen = next((c for c in candidates if isinstance(c, dict) and c.get("id") == account_id), None)
+        if chosen is None:
+            ids = ", ".join(str(c.get("id")) for c in candidates if isinstance(c, dict)) or "none"
+            raise ConnectError(f"{account_id[:60]} is not one of the accounts this authorisation reaches ({ids}).")
+        integration.provider_account_id = str(chosen["id"])[:200]
+        integration.username = (str(chosen.get("username") or "") or integration.username or "")[:200] or None
+        integration.provider_state = {**(integration.provider_state or {}), "username": integration.username or ""}
+        integration.updated_at = rt.clock.now()
+        s.add(integration)
+        return integration

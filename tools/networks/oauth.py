@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlmodel import select
 
-from providers import mastodon
+from providers import instagram, mastodon, tiktok, x
 from providers.base import Connection, ProviderError
 from providers.oauth import authorize_url, exchange_code, new_verifier
 from schemas.ids import new_id
@@ -32,6 +32,7 @@ from storage import vault
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
 from storage.tables.networks import OAuthApp, OAuthState
+from tools.networks import apps
 from tools.networks.connect import ConnectError, Verified, _failed, public_base, save
 from tools.runtime import Runtime
 
@@ -55,6 +56,11 @@ class OAuthNetwork:
     server: str = ""  # fixed authorization server; "" when each account names its own (Mastodon instances)
     register: Register | None = None  # dynamic client registration per server; None: operator-configured app
     authorize_params: dict[str, str] = field(default_factory=dict)
+    token_auth: str = "client_secret_post"  # how a confidential client authenticates at the token endpoint
+    # A network whose authorize URL names the client differently (TikTok: `client_key`) and whose code
+    # exchange is its own: (endpoint, client_id, client_secret, redirect_uri, code, verifier) -> token.
+    client_id_param: str = "client_id"
+    exchange: Callable[..., Awaitable[dict[str, Any]]] | None = None
 
     def url(self, server: str, path: str) -> str:
         return path if path.startswith("https://") else f"{server.rstrip('/')}{path}"
@@ -65,6 +71,20 @@ NETWORKS: dict[str, OAuthNetwork] = {
         platform="mastodon", provider="mastodon", display_name="Mastodon", scopes=("read", "write"),
         authorize_path="/oauth/authorize", token_path="/oauth/token", verify_token=mastodon.verify,
         register=mastodon.register_app),
+    # Operator apps (tools/networks/apps.py): `socialpub apps set --platform x ...`.
+    "x": OAuthNetwork(
+        platform="x", provider="x", display_name="X", scopes=x.SCOPES, authorize_path=x.AUTHORIZE_URL,
+        token_path="/2/oauth2/token", verify_token=x.verify, server=x.API_URL, token_auth="client_secret_basic"),
+    # Facebook Login for Business; the short-lived user token is exchanged for a long-lived one by the token
+    # tick (its expiry is within the refresh window), which needs the app's credentials in the account's.
+    "instagram": OAuthNetwork(
+        platform="instagram", provider="instagram", display_name="Instagram", scopes=instagram.SCOPES,
+        authorize_path=instagram.AUTHORIZE_URL, token_path="/oauth/access_token", verify_token=instagram.verify,
+        server=instagram.GRAPH_URL),
+    "tiktok": OAuthNetwork(
+        platform="tiktok", provider="tiktok", display_name="TikTok", scopes=tiktok.SCOPES,
+        authorize_path=tiktok.AUTHORIZE_URL, token_path="/v2/oauth/token/", verify_token=tiktok.verify,
+        server=tiktok.API_URL, client_id_param="client_key", exchange=tiktok.exchange_code),
 }
 
 
@@ -81,10 +101,15 @@ async def app_for(rt: Runtime, network: OAuthNetwork, server: str) -> OAuthApp:
     async with rt.db.session(write=False) as s:
         found = (await s.exec(select(OAuthApp).where(OAuthApp.platform == network.platform,
                                                      OAuthApp.server == server))).first()
+    if network.register is None:
+        app = await apps.operator_app(rt, network.platform)
+        if app is None:
+            raise ConnectError(f"No {network.display_name} app is configured for this service: create one on "
+                               f"{network.display_name}'s developer site and run `socialpub apps set --platform "
+                               f"{network.platform} --client-id ID --client-secret -` (docs/networks.md).")
+        return app
     if found is not None:
         return found
-    if network.register is None:
-        raise ConnectError(f"No {network.display_name} app is configured for this service.")
     uri = redirect_uri(rt, network.platform)
     try:
         client_id, client_secret = await network.register(server, uri, network.scopes, rt.settings.public_url)
@@ -121,8 +146,11 @@ async def start(rt: Runtime, brand_id: str, platform: str, *, server: str | None
                          code_verifier=vault.seal_text(rt.settings, verifier),
                          options={"server": base, "integration_id": integration_id, "display_name": display_name},
                          expires_at=now + STATE_TTL, created_at=now, updated_at=now))
+    extra = dict(network.authorize_params)
+    if network.client_id_param != "client_id":
+        extra[network.client_id_param] = app.client_id
     url = authorize_url(network.url(base, network.authorize_path), app.client_id, app.redirect_uri, network.scopes,
-                        state, verifier, **network.authorize_params)
+                        state, verifier, **extra)
     return {"authorize_url": url, "expires_at": iso(now + STATE_TTL), "redirect_uri": app.redirect_uri}
 
 
@@ -155,14 +183,21 @@ async def complete(rt: Runtime, platform: str, state: str | None, code: str | No
     server = str(options.get("server") or network.server)
     secret = vault.open_text(rt.settings, app.client_secret) if app.client_secret else None
     try:
-        token = await exchange_code(network.url(server, network.token_path), app.client_id, secret,
-                                    app.redirect_uri, code, verifier, network=network.display_name)
+        if network.exchange is not None:
+            token = await network.exchange(network.url(server, network.token_path), app.client_id, secret,
+                                           app.redirect_uri, code, verifier)
+        else:
+            token = await exchange_code(network.url(server, network.token_path), app.client_id, secret,
+                                        app.redirect_uri, code, verifier, network=network.display_name,
+                                        auth_method=network.token_auth)
         connection = await network.verify_token(server, token["access_token"])
     except ProviderError as exc:
         raise _failed(network.display_name, exc) from None
     credentials = {**connection.credentials, "access_token": token["access_token"]}
-    if token.get("refresh_token"):
-        credentials.update(refresh_token=token["refresh_token"], client_id=app.client_id)
+    if token.get("refresh_token") or network.register is None:
+        if token.get("refresh_token"):
+            credentials["refresh_token"] = token["refresh_token"]
+        credentials["client_id"] = app.client_id
         if secret:
             credentials["client_secret"] = secret
     if token.get("expires_in"):

@@ -316,6 +316,7 @@ class _Attempt:
     account: Account
     post: PostRequest
     recover: bool  # attempted before: ask the provider for the token before publishing again
+    since: datetime | None = None  # when the run's target was made: the window an earlier post can be in
 
 
 class _Skip(Exception):
@@ -391,7 +392,8 @@ async def _prepare(s: AsyncSession, rt: Runtime, target: PublishTarget, schedule
                   "restore the vault key (SOCIALPUB_SECRET_KEYS or the key file) that encrypted them",
                   integration.id)
         raise _Skip("action_required", VAULT_LOCKED) from None
-    return _Attempt(provider, account, post, recover=target.state == "attempting" or target.attempts > 0)
+    return _Attempt(provider, account, post, recover=target.state == "attempting" or target.attempts > 0,
+                    since=target.created_at)
 
 
 async def _locked_target(s: AsyncSession, target_id: str) -> tuple[PublishTarget | None, Schedule | None]:
@@ -428,7 +430,7 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
     try:
         with anyio.fail_after(PROVIDER_TIMEOUT_SECONDS):
             if attempt.recover:
-                result = await attempt.provider.find_post(attempt.account, attempt.post.idempotency_token)
+                result = await _find_earlier(attempt)
             if result is None:
                 result = await attempt.provider.publish(attempt.account, attempt.post)
     except ProviderError as exc:
@@ -466,6 +468,16 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
             await _settle_final(s, now, target, schedule, "failed", _reason(error, kind), None, error_kind=kind)
         # The run's last settlement finishes it in the same transaction (one commit fewer per Schedule).
         return await _finish_if_final(s, now, schedule)
+
+
+async def _find_earlier(attempt: _Attempt) -> PostResult | None:
+    """The post an earlier attempt made: by token, or (networks without idempotency keys, providers/base.py
+    `find_post_matching`) by an exact match of the post among the account's posts since the run began."""
+    found = await attempt.provider.find_post(attempt.account, attempt.post.idempotency_token)
+    matching = getattr(attempt.provider, "find_post_matching", None)
+    if found is None and matching is not None and attempt.since is not None:
+        found = await matching(attempt.account, attempt.post, attempt.since)
+    return found
 
 
 def _reason(error: ProviderError | None, kind: str) -> str:

@@ -1,0 +1,277 @@
+"""Instagram (professional accounts) through the Instagram Graph API with Facebook Login: a Page's linked
+Instagram business/creator account, a long-lived user token.
+
+- Containers: `POST /{ig-user-id}/media` — GRID_POST one image (`image_url`) or video (`media_type=REELS`,
+  `video_url`, `share_to_feed=true`); a carousel creates one child per item (`is_carousel_item=true`) and then
+  `media_type=CAROUSEL` with `children` (comma-separated); REEL `media_type=REELS` + `video_url`; STORY
+  `media_type=STORIES` + `image_url` or `video_url`. `caption` on the parent; `collaborators` (usernames) on
+  feed posts and Reels; `trial_params` for trial Reels.
+- Processing: `GET /{container-id}?fields=status_code,status` until `FINISHED` (bounded backoff inside the
+  worker's publish timeout); `ERROR` is a rejection ("Instagram could not process the media: …" with the
+  status's own short reason redacted to letters and digits), `EXPIRED` too; still `IN_PROGRESS` when the budget
+  is spent is transient (the worker retries).
+- Publish: `POST /{ig-user-id}/media_publish` with `creation_id` → `{id}`; permalink from
+  `GET /{media-id}?fields=permalink`.
+- Exactly-once: Instagram has no idempotency key. `find_post_matching` reads the account's media since the run
+  began (`GET /{ig-user-id}/media?fields=id,caption,timestamp,permalink,media_type`) and recognises an exact
+  caption match (Stories carry no caption and are not recoverable this way: documented).
+- Errors (Graph API `error.code`): 190 (invalid/expired token) → reauth_required; 4, 17, 32, 613 and 80002
+  (rate limits) → rate_limited; `is_transient` or 1/2 → transient; others refused with our own sentence.
+- Refresh: a long-lived user token (60 days) is exchanged again ahead of expiry
+  (`GET /oauth/access_token?grant_type=fb_exchange_token`); a refusal is reauth_required.
+
+The Graph base is `SOCIALPUB_GRAPH_API_URL` (default https://graph.facebook.com/v21.0); the token is sent as an
+`Authorization: Bearer` header, never in a URL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import datetime, timedelta
+from typing import Any
+
+import anyio
+import httpx
+
+from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, retry_after
+from schemas.time import iso, parse_timestamp
+
+NETWORK = "Instagram"
+GRAPH_URL = os.environ.get("SOCIALPUB_GRAPH_API_URL", "https://graph.facebook.com/v21.0").rstrip("/")
+AUTHORIZE_URL = os.environ.get("SOCIALPUB_FACEBOOK_AUTHORIZE_URL", "https://www.facebook.com/v21.0/dialog/oauth")
+SCOPES = ("instagram_basic", "instagram_content_publish", "pages_show_list", "pages_read_engagement",
+          "business_management")
+PROCESSING_BUDGET = 240.0
+MAX_POLLS = 60  # status reads per container per attempt (with the budget, whichever ends first)
+POLL_MIN, POLL_MAX = 2.0, 30.0
+RECENT_MAX = 50
+REFRESH_AHEAD = timedelta(days=7)  # long-lived tokens last 60 days; exchanged again a week ahead
+_RATE_CODES = {4, 17, 32, 613, 80002}
+
+
+def graph_classify(network: str) -> Any:
+    def classify(response: httpx.Response) -> ProviderError | None:
+        try:
+            error = response.json().get("error") or {}
+            code = int(error.get("code") or 0)
+        except (ValueError, AttributeError, TypeError):
+            return None
+        if not code:
+            return None  # not a Graph error body: the status rules
+        where = f"{network} answered {response.status_code} (code {code}) to {response.request.url.path}"
+        if code == 190:
+            return ProviderError("reauth_required", where,
+                                 safe_reason=f"{network} no longer accepts the account's authorisation.")
+        if code in _RATE_CODES or response.status_code == 429:
+            return ProviderError("rate_limited", where, retry_after=retry_after(response))
+        if error.get("is_transient") or code in (1, 2) or response.status_code >= 500:
+            return None  # the status rules: transient / unavailable
+        if code == 10 or (200 <= code < 300) or response.status_code == 403:
+            return ProviderError("rejected", where, safe_reason=f"{network} refused the post: the account lacks "
+                                                                "permission for it.")
+        if code == 9004 or code == 36003 or "media" in str(error.get("message") or "").lower():
+            return ProviderError("rejected", where, safe_reason=f"{network} refused the post: a media file was "
+                                                                "not accepted.")
+        return ProviderError("rejected", where, safe_reason=f"{network} refused the post.")
+    return classify
+
+
+_classify = graph_classify(NETWORK)
+
+
+def _token(account: Account) -> str:
+    token = (account.credentials or {}).get("access_token")
+    if not isinstance(token, str) or not token:
+        raise ProviderError("reauth_required", "Instagram account has no access token")
+    return token
+
+
+def _id(body: Any, what: str) -> str:
+    if not isinstance(body, dict) or not body.get("id"):
+        raise ProviderError("malformed", f"Instagram {what} answered without an ID")
+    return str(body["id"])
+
+
+async def verify(server: str, token: str) -> Connection:
+    """The Instagram professional account linked to the user's Page (`GET /me/accounts` with
+    `instagram_business_account`). Several: the first is connected and the others recorded in the state
+    (`candidates`) for the operator's selection step."""
+    async with new_client(server.rstrip("/"), headers={"Authorization": f"Bearer {token}"}) as client:
+        pages = json_body(await call(client, "GET", "/me/accounts", network=NETWORK, classify=_classify, params={
+            "fields": "id,name,instagram_business_account{id,username,name,profile_picture_url}", "limit": "100"}),
+            NETWORK)
+    found = [p["instagram_business_account"] for p in (pages.get("data") or []) if isinstance(p, dict)
+             and isinstance(p.get("instagram_business_account"), dict) and p["instagram_business_account"].get("id")] \
+        if isinstance(pages, dict) else []
+    if not found:
+        raise ProviderError("rejected", "no Instagram professional account on the user's Pages",
+                            safe_reason="no Instagram professional account is linked to a Facebook Page you manage")
+    ig = found[0]
+    username = str(ig.get("username") or "")[:200]
+    avatar = ig.get("profile_picture_url")
+    return Connection(provider_account_id=str(ig["id"]), username=username or None,
+                      display_name=(str(ig.get("name") or "") or username)[:200] or None, credentials={},
+                      state={"username": username, "candidates": [
+                          {"id": str(c["id"]), "username": str(c.get("username") or "")[:200]} for c in found[:50]]},
+                      avatar_url=avatar if isinstance(avatar, str) else None)
+
+
+class InstagramProvider:
+    name = "instagram"
+
+    def __init__(self, *, graph_url: str = GRAPH_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+                 processing_budget: float = PROCESSING_BUDGET, poll_min: float = POLL_MIN) -> None:
+        self.graph_url, self.timeout = graph_url.rstrip("/"), timeout
+        self.processing_budget, self.poll_min = processing_budget, poll_min
+
+    def _client(self, account: Account) -> httpx.AsyncClient:
+        return new_client(self.graph_url, headers={"Authorization": f"Bearer {_token(account)}"},
+                          timeout=self.timeout)
+
+    async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
+        raise ProviderError("rejected", f"Instagram has no dynamic options ({kind})")
+
+    @staticmethod
+    def _user(account: Account) -> str:
+        if not account.provider_account_id:
+            raise ProviderError("reauth_required", "Instagram account has no account ID")
+        return account.provider_account_id
+
+    async def _container(self, client: httpx.AsyncClient, user: str, params: dict[str, Any]) -> str:
+        return _id(json_body(await call(client, "POST", f"/{user}/media", network=NETWORK, classify=_classify,
+                                        data=params), NETWORK), "container")
+
+    async def _finished(self, client: httpx.AsyncClient, container: str) -> None:
+        waited, wait = 0.0, self.poll_min
+        for _ in range(MAX_POLLS):
+            body = json_body(await call(client, "GET", f"/{container}", network=NETWORK, classify=_classify,
+                                        params={"fields": "status_code,status"}), NETWORK)
+            code = body.get("status_code") if isinstance(body, dict) else None
+            if code in ("FINISHED", "PUBLISHED"):
+                return
+            if code in ("ERROR", "EXPIRED"):
+                detail = re.sub(r"[^A-Za-z0-9 .,:-]", "", str(body.get("status") or ""))[:120].strip()
+                raise ProviderError("rejected", f"Instagram container {container} {code}",
+                                    safe_reason="Instagram could not process the media" +
+                                    (f": {detail}." if detail else "."))
+            if code not in ("IN_PROGRESS", None):
+                raise ProviderError("malformed", f"Instagram container status {str(code)[:40]}")
+            if waited + wait > self.processing_budget:
+                raise ProviderError("transient", f"Instagram container {container} still processing",
+                                    safe_reason="Instagram is still processing the media; it is tried again later.")
+            await anyio.sleep(wait)
+            waited += wait
+            wait = min(max(wait * 2, self.poll_min), POLL_MAX)
+        raise ProviderError("transient", f"Instagram container {container} still processing after {MAX_POLLS} reads",
+                            safe_reason="Instagram is still processing the media; it is tried again later.")
+
+    def _item(self, media: dict[str, Any], post_type: str) -> dict[str, Any]:
+        is_video = str(media.get("content_type") or "").startswith("video/")
+        if post_type == "STORY":
+            return {"media_type": "STORIES", ("video_url" if is_video else "image_url"): media["url"]}
+        if is_video:
+            return {"media_type": "REELS", "video_url": media["url"]}
+        return {"image_url": media["url"]}
+
+    async def publish(self, account: Account, post: PostRequest) -> PostResult:
+        user, settings = self._user(account), post.settings or {}
+        post_type = post.post_type or "REEL"
+        if not post.media:
+            raise ProviderError("rejected", "Instagram post without media",
+                                safe_reason="Instagram refused the post: every Instagram post needs media.")
+        extra: dict[str, Any] = {}
+        collaborators = [str(c)[:30] for c in settings.get("collaborators") or [] if c][:3]
+        if collaborators and post_type != "STORY":
+            extra["collaborators"] = ",".join(collaborators)
+        async with self._client(account) as client:
+            if len(post.media) > 1:
+                children = []
+                for m in post.media[:10]:
+                    child = {**self._item(m, post_type), "is_carousel_item": "true"}
+                    if child.get("media_type") == "REELS":
+                        child["media_type"] = "VIDEO"
+                    children.append(await self._container(client, user, child))
+                for child in children:
+                    await self._finished(client, child)
+                params = {"media_type": "CAROUSEL", "children": ",".join(children), "caption": post.text, **extra}
+            else:
+                params = self._item(post.media[0], post_type)
+                if post_type != "STORY":
+                    params.update(caption=post.text, **extra)
+                if params.get("media_type") == "REELS":
+                    params["share_to_feed"] = "true"
+                    if settings.get("trial_reel"):
+                        strategy = "SS_PERFORMANCE" if settings.get("graduation_strategy") == "SS_PERFORMANCE" \
+                            else "MANUAL"
+                        params["trial_params"] = json.dumps({"graduation_strategy": strategy})
+            container = await self._container(client, user, params)
+            await self._finished(client, container)
+            media_id = _id(json_body(await call(client, "POST", f"/{user}/media_publish", network=NETWORK,
+                                                classify=_classify, data={"creation_id": container}), NETWORK),
+                           "media_publish")
+            try:
+                found = json_body(await call(client, "GET", f"/{media_id}", network=NETWORK, classify=_classify,
+                                             params={"fields": "permalink"}), NETWORK)
+                permalink = found.get("permalink") if isinstance(found, dict) else None
+            except ProviderError:
+                permalink = None  # published; the link is a nicety
+        return PostResult(publish_id=media_id, permalink_url=permalink if isinstance(permalink, str) else None)
+
+    async def find_post(self, account: Account, idempotency_token: str) -> PostResult | None:
+        return None  # no idempotency key: the worker asks find_post_matching with the post
+
+    async def find_post_matching(self, account: Account, post: PostRequest, since: datetime) -> PostResult | None:
+        if (post.post_type or "") == "STORY":
+            return None
+        async with self._client(account) as client:
+            body = json_body(await call(client, "GET", f"/{self._user(account)}/media", network=NETWORK,
+                                        classify=_classify, params={
+                                            "fields": "id,caption,timestamp,permalink,media_type",
+                                            "since": str(int(since.timestamp())), "limit": str(RECENT_MAX)}), NETWORK)
+        items = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(items, list):
+            raise ProviderError("malformed", "Instagram media list answered an unexpected shape")
+        for item in items:
+            if isinstance(item, dict) and item.get("id") and (item.get("caption") or "") == post.text:
+                link = item.get("permalink")
+                return PostResult(publish_id=str(item["id"]), permalink_url=link if isinstance(link, str) else None)
+        return None
+
+    async def delete_post(self, account: Account, publish_id: str) -> None:
+        raise ProviderError("rejected", "Instagram media cannot be deleted through the API",
+                            safe_reason="Instagram does not allow deleting posts through its API; delete it in the app.")
+
+    async def refresh_credentials(self, account: Account, now: datetime) -> dict[str, Any] | None:
+        creds = dict(account.credentials or {})
+        expires = creds.get("expires_at")
+        if not expires:
+            return None
+        try:
+            due = parse_timestamp(str(expires)) - REFRESH_AHEAD <= now
+        except ValueError:
+            due = True
+        if not due:
+            return None
+
+        def refused(response: httpx.Response) -> ProviderError | None:
+            error = _classify(response)
+            if (error is not None and error.kind == "rejected") or response.status_code in (400, 401):
+                return ProviderError("reauth_required", f"Instagram token exchange answered {response.status_code}",
+                                     safe_reason="Instagram refused the authorisation; connect the account again.")
+            return error
+
+        async with new_client(self.graph_url, timeout=self.timeout) as client:
+            token = json_body(await call(client, "GET", "/oauth/access_token", network=NETWORK, classify=refused,
+                                         params={"grant_type": "fb_exchange_token",
+                                                 "client_id": str(creds.get("client_id") or ""),
+                                                 "client_secret": str(creds.get("client_secret") or ""),
+                                                 "fb_exchange_token": _token(account)}), NETWORK)
+        if not isinstance(token, dict) or not isinstance(token.get("access_token"), str) or not token["access_token"]:
+            raise ProviderError("malformed", "Instagram token exchange answered without an access token")
+        fresh = {**creds, "access_token": token["access_token"]}
+        fresh.pop("expires_at", None)
+        fresh["expires_at"] = iso(now + timedelta(seconds=int(token.get("expires_in") or 60 * 86400)))
+        return fresh

@@ -1,0 +1,77 @@
+"""Operator OAuth apps through the CLI as a subprocess: `apps set` (secret from stdin, sealed), `apps list`
+(never the secret), the environment winning over a stored app, and `integrations connect --oauth` printing the
+network's authorize URL with PKCE, its documented scopes and the redirect URI on SOCIALPUB_PUBLIC_URL."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from providers import x
+
+CLI = str(Path(sys.executable).parent / "socialpub")
+SECRET = "app-client-secret-DO-NOT-PRINT"
+
+
+@pytest.fixture
+def cli(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOCIALPUB_")}
+    env.update(SOCIALPUB_HOME=str(tmp_path), SOCIALPUB_PUBLIC_URL="https://pub.example")
+
+    def run(*argv: str, stdin: str = "", extra: dict[str, str] | None = None, ok: bool = True):
+        done = subprocess.run([CLI, *argv], input=stdin, capture_output=True, text=True, timeout=120,
+                              env={**env, **(extra or {})})
+        assert (done.returncode == 0) == ok, done.stderr
+        assert SECRET not in done.stdout + done.stderr
+        return done
+
+    run.brand = json.loads(run("init", "--demo", "--json").stdout)["brands"][0]["id"]
+    return run
+
+
+def _brand(cli) -> str:
+    return cli.brand
+
+
+def test_set_list_and_connect_prints_the_authorize_url(cli, tmp_path) -> None:
+    listed = json.loads(cli("apps", "list", "--json").stdout)["apps"]
+    assert {"platform": "x", "configured": False, "source": None, "client_id": None, "has_client_secret": False,
+            "redirect_uri": "https://pub.example/connect/x/callback"} in listed
+    refused = cli("integrations", "connect", "--brand", _brand(cli), "--platform", "x", "--oauth", ok=False)
+    assert "socialpub apps set --platform x" in refused.stderr
+
+    cli("apps", "set", "--platform", "x", "--client-id", "cid-1", "--client-secret", "-", stdin=SECRET + "\n")
+    [row] = [a for a in json.loads(cli("apps", "list", "--json").stdout)["apps"] if a["platform"] == "x"]
+    assert row["configured"] and row["source"] == "stored" and row["client_id"] == "cid-1" and row["has_client_secret"]
+    stored = sqlite3.connect(tmp_path / "socialpub.db").execute(
+        "select client_secret from oauth_apps where platform='x'").fetchone()[0]
+    assert SECRET not in stored  # sealed by the vault
+
+    out = json.loads(cli("integrations", "connect", "--brand", _brand(cli), "--platform", "x", "--oauth",
+                         "--json").stdout)
+    url = urlsplit(out["authorize_url"])
+    q = {k: v[0] for k, v in parse_qs(url.query).items()}
+    assert f"{url.scheme}://{url.netloc}{url.path}" == x.AUTHORIZE_URL
+    assert q["client_id"] == "cid-1" and q["redirect_uri"] == "https://pub.example/connect/x/callback"
+    assert q["scope"].split() == list(x.SCOPES) and "offline.access" in q["scope"]
+    assert q["code_challenge_method"] == "S256" and len(q["code_challenge"]) == 43 and q["state"]
+
+
+def test_environment_wins_and_bad_input_is_refused(cli) -> None:
+    cli("apps", "set", "--platform", "x", "--client-id", "stored-id", "--client-secret", "-", stdin=SECRET + "\n")
+    env = {"SOCIALPUB_X_CLIENT_ID": "env-id", "SOCIALPUB_X_CLIENT_SECRET": SECRET}
+    [row] = [a for a in json.loads(cli("apps", "list", "--json", extra=env).stdout)["apps"] if a["platform"] == "x"]
+    assert row["source"] == "env" and row["client_id"] == "env-id"
+    out = json.loads(cli("integrations", "connect", "--brand", _brand(cli), "--platform", "x", "--oauth", "--json",
+                         extra=env).stdout)
+    assert parse_qs(urlsplit(out["authorize_url"]).query)["client_id"] == ["env-id"]
+    assert "takes no operator app" in cli("apps", "set", "--platform", "mastodon", "--client-id", "a", ok=False).stderr
+    assert "read nothing" in cli("apps", "set", "--platform", "x", "--client-id", "a", "--client-secret", "-",
+                                 ok=False).stderr
