@@ -37,7 +37,8 @@ import httpx
 
 from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, retry_after
-from schemas.time import iso, parse_timestamp
+from providers.oauth import refresh_due
+from schemas.time import iso
 
 NETWORK = "Instagram"
 GRAPH_URL = os.environ.get("SOCIALPUB_GRAPH_API_URL", "https://graph.facebook.com/v21.0").rstrip("/")
@@ -246,15 +247,8 @@ class InstagramProvider:
 
     async def refresh_credentials(self, account: Account, now: datetime) -> dict[str, Any] | None:
         creds = dict(account.credentials or {})
-        expires = creds.get("expires_at")
-        if not expires:
-            return None
-        try:
-            due = parse_timestamp(str(expires)) - REFRESH_AHEAD <= now
-        except ValueError:
-            due = True
-        if not due:
-            return None
+        if not refresh_due(creds, now, REFRESH_AHEAD, needs_refresh_token=False):
+            return None  # long-lived tokens are exchanged again with the token itself
 
         def refused(response: httpx.Response) -> ProviderError | None:
             error = _classify(response)

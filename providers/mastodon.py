@@ -24,8 +24,8 @@ import httpx
 
 from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
 from providers.http import DEFAULT_TIMEOUT, call, download, file_name, json_body, new_client
-from providers.oauth import refresh_token
-from schemas.time import iso, parse_timestamp
+from providers.oauth import refresh_due, refresh_token
+from schemas.time import iso
 
 NETWORK = "Mastodon"
 DEFAULT_MAX_CHARACTERS = 500
@@ -172,15 +172,9 @@ class MastodonProvider:
 
     async def refresh_credentials(self, account: Account, now: datetime) -> dict[str, Any] | None:
         creds = dict(account.credentials or {})
-        expires, refresh = creds.get("expires_at"), creds.get("refresh_token")
-        if not expires or not refresh:
+        if not refresh_due(creds, now, REFRESH_AHEAD):
             return None  # Mastodon tokens do not expire unless the instance says so
-        try:
-            due = parse_timestamp(str(expires)) - REFRESH_AHEAD <= now
-        except ValueError:
-            due = True
-        if not due:
-            return None
+        refresh = creds["refresh_token"]
         token = await refresh_token(f"{instance_of(account)}/oauth/token", str(creds.get("client_id") or ""),
                                     str(creds.get("client_secret") or ""), str(refresh), network=NETWORK)
         fresh = {**creds, "access_token": token["access_token"]}

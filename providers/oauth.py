@@ -10,6 +10,7 @@ a token response without an access token is `malformed`. Token endpoint bodies n
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -18,6 +19,7 @@ from authlib.integrations.base_client.errors import OAuthError
 
 from providers.base import ProviderError
 from providers.http import USER_AGENT
+from schemas.time import parse_timestamp
 
 
 def new_verifier() -> str:
@@ -104,3 +106,17 @@ async def refresh_token(endpoint: str, client_id: str, client_secret: str | None
             return await client.refresh_token(endpoint, refresh_token=refresh)
 
     return await _grant(network, "reauth_required", run)
+
+
+def refresh_due(credentials: dict[str, Any], now: datetime, ahead: timedelta, *, needs_refresh_token: bool = True
+                ) -> bool:
+    """Whether stored OAuth credentials should be refreshed now: they carry an expiry (and a refresh token,
+    unless the network refreshes with the access token itself) and expire within `ahead`. An unreadable expiry
+    counts as due: refreshing early is safe, publishing with a dead token is not."""
+    expires = credentials.get("expires_at")
+    if not expires or (needs_refresh_token and not credentials.get("refresh_token")):
+        return False
+    try:
+        return parse_timestamp(str(expires)) - ahead <= now
+    except ValueError:
+        return True

@@ -35,7 +35,8 @@ import httpx
 
 from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, retry_after
-from schemas.time import iso, parse_timestamp
+from providers.oauth import refresh_due
+from schemas.time import iso
 
 NETWORK = "TikTok"
 API_URL = os.environ.get("SOCIALPUB_TIKTOK_API_URL", "https://open.tiktokapis.com").rstrip("/")
@@ -201,15 +202,9 @@ class TikTokProvider:
 
     async def refresh_credentials(self, account: Account, now: datetime) -> dict[str, Any] | None:
         creds = dict(account.credentials or {})
-        expires, refresh = creds.get("expires_at"), creds.get("refresh_token")
-        if not expires or not refresh:
+        if not refresh_due(creds, now, REFRESH_AHEAD):
             return None
-        try:
-            due = parse_timestamp(str(expires)) - REFRESH_AHEAD <= now
-        except ValueError:
-            due = True
-        if not due:
-            return None
+        refresh = creds["refresh_token"]
 
         def refused(response: httpx.Response) -> ProviderError | None:
             if response.status_code in (400, 401):

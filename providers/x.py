@@ -33,7 +33,8 @@ import httpx
 
 from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
 from providers.http import DEFAULT_TIMEOUT, call, download, json_body, new_client, retry_after
-from schemas.time import iso, parse_timestamp
+from providers.oauth import refresh_due
+from schemas.time import iso
 
 NETWORK = "X"
 API_URL = os.environ.get("SOCIALPUB_X_API_URL", "https://api.x.com").rstrip("/")
@@ -250,15 +251,9 @@ class XProvider:
 
     async def refresh_credentials(self, account: Account, now: datetime) -> dict[str, Any] | None:
         creds = dict(account.credentials or {})
-        expires, refresh = creds.get("expires_at"), creds.get("refresh_token")
-        if not expires or not refresh:
+        if not refresh_due(creds, now, REFRESH_AHEAD):
             return None
-        try:
-            due = parse_timestamp(str(expires)) - REFRESH_AHEAD <= now
-        except ValueError:
-            due = True
-        if not due:
-            return None
+        refresh = creds["refresh_token"]
         token = await self._refresh(str(creds.get("client_id") or ""), str(creds.get("client_secret") or ""),
                                     str(refresh))
         fresh = {**creds, "access_token": token["access_token"]}
