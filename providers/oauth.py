@@ -18,8 +18,8 @@ from authlib.common.security import generate_token
 from authlib.integrations.base_client.errors import OAuthError
 
 from providers.base import ProviderError
-from providers.http import USER_AGENT
-from schemas.time import parse_timestamp
+from providers.http import USER_AGENT, call, json_body, new_client
+from schemas.time import iso, parse_timestamp
 
 
 def new_verifier() -> str:
@@ -120,3 +120,59 @@ def refresh_due(credentials: dict[str, Any], now: datetime, ahead: timedelta, *,
         return parse_timestamp(str(expires)) - ahead <= now
     except ValueError:
         return True
+
+
+
+# -- token calls on providers/http.py (authlib's client runs on httpx2, which respx cannot intercept; these are
+# one form POST each, classified like every other request) -----------------------------------------------------
+
+async def _token_post(endpoint: str, form: dict[str, str], client_id: str, client_secret: str | None, *,
+                      network: str, refused_kind: str, auth_method: str | None) -> dict[str, Any]:
+    def refused(response: httpx.Response) -> ProviderError | None:
+        if response.status_code in (400, 401, 403):  # invalid_grant, invalid_client, revoked
+            return ProviderError(refused_kind, f"{network} token endpoint answered {response.status_code}",
+                                 safe_reason=f"{network} refused the authorisation; connect the account again.")
+        return None
+
+    auth = None
+    if client_secret and auth_method == "client_secret_basic":
+        auth = httpx.BasicAuth(client_id, client_secret)
+    else:
+        form = {**form, "client_id": client_id, **({"client_secret": client_secret} if client_secret else {})}
+    async with new_client() as client:
+        token = json_body(await call(client, "POST", endpoint, network=network, classify=refused, data=form,
+                                     auth=auth, headers={"Accept": "application/json"}), network)
+    if isinstance(token, dict) and token.get("error"):
+        raise ProviderError(refused_kind, f"{network} token endpoint refused the grant",
+                            safe_reason=f"{network} refused the authorisation; connect the account again.")
+    return _checked(token, network)
+
+
+def form_exchange(network: str, auth_method: str = "client_secret_post") -> Any:
+    """An `OAuthNetwork.exchange`: the authorization-code grant (RFC 6749 §4.1.3, with the PKCE verifier)."""
+    async def exchange(endpoint: str, client_id: str, client_secret: str | None, redirect_uri: str, code: str,
+                       code_verifier: str) -> dict[str, Any]:
+        return await _token_post(endpoint, {"grant_type": "authorization_code", "code": code,
+                                            "redirect_uri": redirect_uri, "code_verifier": code_verifier},
+                                 client_id, client_secret, network=network, refused_kind="rejected",
+                                 auth_method=auth_method)
+    return exchange
+
+
+async def refreshed(credentials: dict[str, Any], now: datetime, endpoint: str, *, network: str,
+                    auth_method: str | None = None) -> dict[str, Any]:
+    """Stored credentials after a refresh grant (RFC 6749 §6) with the app's client credentials kept in them: the
+    new access token and expiry, and the refresh token the network rotated to (the stored one is kept when it
+    sends none). A refusal is reauth_required."""
+    token = await _token_post(endpoint, {"grant_type": "refresh_token",
+                                         "refresh_token": str(credentials.get("refresh_token") or "")},
+                              str(credentials.get("client_id") or ""),
+                              str(credentials.get("client_secret") or "") or None, network=network,
+                              refused_kind="reauth_required", auth_method=auth_method)
+    fresh = {**credentials, "access_token": token["access_token"]}
+    if token.get("refresh_token"):
+        fresh["refresh_token"] = token["refresh_token"]
+    fresh.pop("expires_at", None)
+    if token.get("expires_in"):
+        fresh["expires_at"] = iso(now + timedelta(seconds=int(token["expires_in"])))
+    return fresh
