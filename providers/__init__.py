@@ -7,12 +7,16 @@ from __future__ import annotations
 from providers.base import Account, Options, PostRequest, PostResult, Provider, ProviderError
 from providers.bluesky import BlueskyProvider
 from providers.discord import DiscordProvider
+from providers.google_business import GoogleBusinessProvider
 from providers.instagram import InstagramProvider
 from providers.mastodon import MastodonProvider
+from providers.pinterest import PinterestProvider
 from providers.sandbox import SandboxProvider
 from providers.telegram import TelegramProvider
 from providers.tiktok import TikTokProvider
+from providers.tumblr import TumblrProvider
 from providers.x import XProvider
+from providers.youtube import YouTubeProvider
 
 __all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "ProviderError", "SandboxProvider",
            "default_providers"]
@@ -21,4 +25,9 @@ __all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "Provi
 def default_providers() -> dict[str, Provider]:
     return {"sandbox": SandboxProvider(), "mastodon": MastodonProvider(), "telegram": TelegramProvider(),
             "discord": DiscordProvider(), "bluesky": BlueskyProvider(), "x": XProvider(),
-            "instagram": InstagramProvider(), "tiktok": TikTokProvider()}
+            "instagram": InstagramProvider(), "tiktok": TikTokProvider(),
+            "youtube": YouTubeProvider(),
+            "pinterest": PinterestProvider(),
+            "tumblr": TumblrProvider(),
+            "google_business": GoogleBusinessProvider(),
+            }

@@ -17,16 +17,26 @@ from storage import vault
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
 from storage.tables.notifications import Notification
+from tests.networks.cases.google_business import GoogleBusinessCase
 from tests.networks.cases.instagram import InstagramCase
+from tests.networks.cases.pinterest import PinterestCase
 from tests.networks.cases.tiktok import TikTokCase
+from tests.networks.cases.tumblr import TumblrCase
 from tests.networks.cases.x import XCase
+from tests.networks.cases.youtube import YouTubeCase
 from tests.networks.contract import serve_media
 from tests.networks.support import Flow, assert_no_secrets
 from tools.networks import tokens
 from tools.operator import actions as operator
 
 pytestmark = pytest.mark.anyio
-CASES = [XCase(), InstagramCase(), TikTokCase()]
+CASES = [
+    XCase(), InstagramCase(), TikTokCase(),
+    YouTubeCase(),
+    PinterestCase(),
+    TumblrCase(),
+    GoogleBusinessCase(),
+]
 KINDS = ["text", "media", "thread", "async_media", "carousel"]
 
 
@@ -131,6 +141,11 @@ async def _connected(env, case) -> tuple[Flow, Integration]:
     return flow, integration
 
 
+def _settings(case, settings) -> dict:
+    """The draft's settings object for the case's platform (none for a platform without one)."""
+    return {} if settings is None else {f"{case.platform}_settings": settings}
+
+
 async def test_refresh_success_stores_rotated_tokens(env, case) -> None:
     _, integration = await _connected(env, case)
     with _router() as router:
@@ -160,7 +175,7 @@ async def test_refresh_refused_marks_expired_and_notifies(env, case) -> None:
 async def test_end_to_end_through_the_worker(env, case) -> None:
     flow, integration = await _connected(env, case)
     settings = await case.draft_settings(env, flow)
-    item = await flow.draft(case.post(case.text_kind).text, **{f"{case.platform}_settings": settings})
+    item = await flow.draft(case.post(case.text_kind).text, **_settings(case, settings))
     report = await flow.preflight(item, [integration.id])
     assert report["can_schedule"] is True, report
     schedule_id = await flow.schedule(item, [integration.id])
@@ -187,7 +202,7 @@ async def test_lost_answer_is_recovered_without_a_second_post(env, case) -> None
                     "documented in docs/networks.md)")
     flow, integration = await _connected(env, case)
     settings = await case.draft_settings(env, flow)
-    item = await flow.draft(case.post(case.text_kind).text, **{f"{case.platform}_settings": settings})
+    item = await flow.draft(case.post(case.text_kind).text, **_settings(case, settings))
     schedule_id = await flow.schedule(item, [integration.id])
     env.clock.advance(minutes=5)
     with _router() as router:

@@ -23,9 +23,9 @@ from typing import Any
 
 from sqlmodel import select
 
-from providers import instagram, mastodon, tiktok, x
+from providers import google, google_business, instagram, mastodon, pinterest, tiktok, tumblr, x, youtube
 from providers.base import Connection, ProviderError
-from providers.oauth import authorize_url, exchange_code, new_verifier
+from providers.oauth import authorize_url, exchange_code, form_exchange, new_verifier
 from schemas.ids import new_id
 from schemas.time import iso
 from storage import vault
@@ -85,6 +85,26 @@ NETWORKS: dict[str, OAuthNetwork] = {
         platform="tiktok", provider="tiktok", display_name="TikTok", scopes=tiktok.SCOPES,
         authorize_path=tiktok.AUTHORIZE_URL, token_path="/v2/oauth/token/", verify_token=tiktok.verify,
         server=tiktok.API_URL, client_id_param="client_key", exchange=tiktok.exchange_code),
+    # Google: offline access with a forced consent, so every connect returns a refresh token.
+    "youtube": OAuthNetwork(
+        platform="youtube", provider="youtube", display_name="YouTube", scopes=youtube.SCOPES,
+        authorize_path=google.AUTHORIZE_URL, token_path=google.TOKEN_URL, verify_token=youtube.verify,
+        server=youtube.API_URL, authorize_params=google.AUTHORIZE_PARAMS, exchange=form_exchange("YouTube")),
+    # Pinterest separates scopes with commas, so they travel as one comma-joined scope value.
+    "pinterest": OAuthNetwork(
+        platform="pinterest", provider="pinterest", display_name="Pinterest", scopes=(",".join(pinterest.SCOPES),),
+        authorize_path=pinterest.AUTHORIZE_URL, token_path="/v5/oauth/token", verify_token=pinterest.verify,
+        server=pinterest.API_URL, token_auth="client_secret_basic",
+        exchange=form_exchange("Pinterest", "client_secret_basic")),
+    "tumblr": OAuthNetwork(
+        platform="tumblr", provider="tumblr", display_name="Tumblr", scopes=tumblr.SCOPES,
+        authorize_path=tumblr.AUTHORIZE_URL, token_path="/v2/oauth2/token", verify_token=tumblr.verify,
+        server=tumblr.API_URL, exchange=form_exchange("Tumblr")),
+    "google_business": OAuthNetwork(
+        platform="google_business", provider="google_business", display_name="Google Business Profile",
+        scopes=google_business.SCOPES, authorize_path=google.AUTHORIZE_URL, token_path=google.TOKEN_URL,
+        verify_token=google_business.verify, server=google_business.API_URL,
+        authorize_params=google.AUTHORIZE_PARAMS, exchange=form_exchange("Google Business Profile")),
 }
 
 
