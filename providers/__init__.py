@@ -11,6 +11,7 @@ from providers.instagram import InstagramProvider
 from providers.mastodon import MastodonProvider
 from providers.sandbox import SandboxProvider
 from providers.telegram import TelegramProvider
+from providers.threads import ThreadsProvider
 from providers.tiktok import TikTokProvider
 from providers.x import XProvider
 
@@ -19,6 +20,9 @@ __all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "Provi
 
 
 def default_providers() -> dict[str, Provider]:
-    return {"sandbox": SandboxProvider(), "mastodon": MastodonProvider(), "telegram": TelegramProvider(),
-            "discord": DiscordProvider(), "bluesky": BlueskyProvider(), "x": XProvider(),
-            "instagram": InstagramProvider(), "tiktok": TikTokProvider()}
+    return {
+        "sandbox": SandboxProvider(), "mastodon": MastodonProvider(), "telegram": TelegramProvider(),
+        "discord": DiscordProvider(), "bluesky": BlueskyProvider(), "x": XProvider(),
+        "instagram": InstagramProvider(), "tiktok": TikTokProvider(),
+        "threads": ThreadsProvider(),
+    }

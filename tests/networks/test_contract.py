@@ -18,6 +18,7 @@ from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
 from storage.tables.notifications import Notification
 from tests.networks.cases.instagram import InstagramCase
+from tests.networks.cases.threads import ThreadsCase
 from tests.networks.cases.tiktok import TikTokCase
 from tests.networks.cases.x import XCase
 from tests.networks.contract import serve_media
@@ -26,7 +27,12 @@ from tools.networks import tokens
 from tools.operator import actions as operator
 
 pytestmark = pytest.mark.anyio
-CASES = [XCase(), InstagramCase(), TikTokCase()]
+CASES = [
+    XCase(),
+    InstagramCase(),
+    TikTokCase(),
+    ThreadsCase(),
+]
 KINDS = ["text", "media", "thread", "async_media", "carousel"]
 
 

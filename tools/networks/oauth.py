@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlmodel import select
 
-from providers import instagram, mastodon, tiktok, x
+from providers import instagram, mastodon, threads, tiktok, x
 from providers.base import Connection, ProviderError
 from providers.oauth import authorize_url, exchange_code, new_verifier
 from schemas.ids import new_id
@@ -85,6 +85,11 @@ NETWORKS: dict[str, OAuthNetwork] = {
         platform="tiktok", provider="tiktok", display_name="TikTok", scopes=tiktok.SCOPES,
         authorize_path=tiktok.AUTHORIZE_URL, token_path="/v2/oauth/token/", verify_token=tiktok.verify,
         server=tiktok.API_URL, client_id_param="client_key", exchange=tiktok.exchange_code),
+    # Threads: the code exchange is followed at once by the long-lived token exchange (threads.exchange_code).
+    "threads": OAuthNetwork(
+        platform="threads", provider="threads", display_name="Threads", scopes=threads.SCOPES,
+        authorize_path=threads.AUTHORIZE_URL, token_path="/oauth/access_token", verify_token=threads.verify,
+        server=threads.API_URL, exchange=threads.exchange_code),
 }
 
 
