@@ -7,6 +7,7 @@ from __future__ import annotations
 from providers.base import Account, Options, PostRequest, PostResult, Provider, ProviderError
 from providers.bluesky import BlueskyProvider
 from providers.discord import DiscordProvider
+from providers.facebook import FacebookProvider
 from providers.instagram import InstagramProvider
 from providers.mastodon import MastodonProvider
 from providers.sandbox import SandboxProvider
@@ -25,4 +26,5 @@ def default_providers() -> dict[str, Provider]:
         "discord": DiscordProvider(), "bluesky": BlueskyProvider(), "x": XProvider(),
         "instagram": InstagramProvider(), "tiktok": TikTokProvider(),
         "threads": ThreadsProvider(),
+        "facebook": FacebookProvider(),
     }

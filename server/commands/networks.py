@@ -250,7 +250,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_reconnect))
 
-    p = integrations.add_parser("select-account", help="Instagram: publish as another professional account the "
+    p = integrations.add_parser("select-account", help="Instagram, Facebook, LinkedIn: publish as another "
+                                                       "account (professional account, Page, organization) the "
                                                        "connect reached (listed in the connect's output)")
     p.add_argument("integration_id")
     p.add_argument("--account", required=True, help="the account ID")

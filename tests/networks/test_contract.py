@@ -17,6 +17,7 @@ from storage import vault
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
 from storage.tables.notifications import Notification
+from tests.networks.cases.facebook import FacebookCase
 from tests.networks.cases.instagram import InstagramCase
 from tests.networks.cases.threads import ThreadsCase
 from tests.networks.cases.tiktok import TikTokCase
@@ -32,6 +33,7 @@ CASES = [
     InstagramCase(),
     TikTokCase(),
     ThreadsCase(),
+    FacebookCase(),
 ]
 KINDS = ["text", "media", "thread", "async_media", "carousel"]
 

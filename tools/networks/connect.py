@@ -161,7 +161,9 @@ async def reconnect(rt: Runtime, integration_id: str, options: dict[str, Any]) -
 
 async def select_account(rt: Runtime, integration_id: str, account_id: str) -> Integration:
     """Point an account connected through a user authorisation (Instagram: the professional accounts of the
-    user's Pages) at another of the accounts that authorisation reaches (`provider_state.candidates`)."""
+    user's Pages; Facebook: the user's Pages, whose tokens the connect stored; LinkedIn: the member and the
+    organizations they administer) at another of the accounts that authorisation reaches
+    (`provider_state.candidates`)."""
     async with rt.db.session(write=True) as s:
         integration = await s.get(Integration, integration_id)
         if integration is None:

@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlmodel import select
 
-from providers import instagram, mastodon, threads, tiktok, x
+from providers import facebook, instagram, mastodon, threads, tiktok, x
 from providers.base import Connection, ProviderError
 from providers.oauth import authorize_url, exchange_code, new_verifier
 from schemas.ids import new_id
@@ -90,6 +90,11 @@ NETWORKS: dict[str, OAuthNetwork] = {
         platform="threads", provider="threads", display_name="Threads", scopes=threads.SCOPES,
         authorize_path=threads.AUTHORIZE_URL, token_path="/oauth/access_token", verify_token=threads.verify,
         server=threads.API_URL, exchange=threads.exchange_code),
+    # Facebook Pages: Facebook Login; the long-lived user token is made at connect, so its Page tokens last.
+    "facebook": OAuthNetwork(
+        platform="facebook", provider="facebook", display_name="Facebook", scopes=facebook.SCOPES,
+        authorize_path=facebook.AUTHORIZE_URL, token_path="/oauth/access_token", verify_token=facebook.verify,
+        server=facebook.GRAPH_URL, exchange=facebook.exchange_code),
 }
 
 
