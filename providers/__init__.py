@@ -9,6 +9,7 @@ from providers.bluesky import BlueskyProvider
 from providers.discord import DiscordProvider
 from providers.facebook import FacebookProvider
 from providers.instagram import InstagramProvider
+from providers.linkedin import LinkedInProvider
 from providers.mastodon import MastodonProvider
 from providers.sandbox import SandboxProvider
 from providers.telegram import TelegramProvider
@@ -27,4 +28,5 @@ def default_providers() -> dict[str, Provider]:
         "instagram": InstagramProvider(), "tiktok": TikTokProvider(),
         "threads": ThreadsProvider(),
         "facebook": FacebookProvider(),
+        "linkedin": LinkedInProvider(),
     }

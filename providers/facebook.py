@@ -43,8 +43,7 @@ import httpx
 from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client
 from providers.instagram import AUTHORIZE_URL, GRAPH_URL, graph_classify
-from providers.oauth import exchange_code as oauth_exchange
-from providers.oauth import refresh_due
+from providers.oauth import refresh_due, token_request
 from schemas.time import iso
 
 NETWORK = "Facebook"
@@ -69,27 +68,10 @@ def _id(body: Any, what: str, key: str = "id") -> str:
     return str(body[key])
 
 
-def _token_body(token: Any) -> dict[str, Any]:
-    if not isinstance(token, dict) or not isinstance(token.get("access_token"), str) or not token["access_token"]:
-        raise ProviderError("malformed", "Facebook token exchange answered without an access token")
-    return token
-
-
-def _refused(response: httpx.Response) -> ProviderError | None:
-    error = _classify(response)
-    if (error is not None and error.kind in ("rejected", "reauth_required")) or response.status_code in (400, 401):
-        return ProviderError("reauth_required", f"Facebook token exchange answered {response.status_code}",
-                             safe_reason="Facebook refused the authorisation; connect the account again.")
-    return error
-
-
-async def _long_lived(graph: str, client_id: str, client_secret: str, token: str) -> dict[str, Any]:
-    async with new_client(graph) as client:
-        return _token_body(json_body(await call(client, "GET", "/oauth/access_token", network=NETWORK,
-                                                classify=_refused, params={
-                                                    "grant_type": "fb_exchange_token", "client_id": client_id,
-                                                    "client_secret": client_secret, "fb_exchange_token": token}),
-                                     NETWORK))
+async def _long_lived(graph: str, client_id: str, client_secret: str, token: str, refused_kind: str) -> dict[str, Any]:
+    return await token_request("GET", f"{graph}/oauth/access_token", network=NETWORK, refused_kind=refused_kind,
+                               params={"grant_type": "fb_exchange_token", "client_id": client_id,
+                                       "client_secret": client_secret, "fb_exchange_token": token})
 
 
 async def _pages(graph: str, token: str) -> list[dict[str, Any]]:
@@ -108,10 +90,11 @@ async def exchange_code(endpoint: str, client_id: str, client_secret: str | None
                         code_verifier: str) -> dict[str, Any]:
     """The code exchange, then at once the long-lived user token (`fb_exchange_token`): Page tokens read with a
     long-lived user token do not expire."""
-    short = await oauth_exchange(endpoint, client_id, client_secret, redirect_uri, code, code_verifier,
-                                 network=NETWORK)
+    short = await token_request("POST", endpoint, network=NETWORK, refused_kind="rejected", data={
+        "client_id": client_id, "client_secret": client_secret or "", "code": code,
+        "grant_type": "authorization_code", "redirect_uri": redirect_uri, "code_verifier": code_verifier})
     graph = endpoint.rsplit("/oauth/", 1)[0]
-    return {**short, **await _long_lived(graph, client_id, client_secret or "", short["access_token"])}
+    return {**short, **await _long_lived(graph, client_id, client_secret or "", short["access_token"], "rejected")}
 
 
 async def verify(server: str, token: str) -> Connection:
@@ -316,7 +299,8 @@ class FacebookProvider:
         if not isinstance(user_token, str) or not user_token:
             raise ProviderError("reauth_required", "Facebook account has no user token")
         token = await _long_lived(self.graph_url, str(creds.get("client_id") or ""),
-                                  str(creds.get("client_secret") or ""), user_token)
+                                  str(creds.get("client_secret") or ""), user_token,
+                                  "reauth_required")
         pages = await _pages(self.graph_url, token["access_token"])
         fresh = {**creds, "access_token": token["access_token"]}
         fresh["page_tokens"] = {**(creds.get("page_tokens") or {}),

@@ -18,7 +18,7 @@ from authlib.common.security import generate_token
 from authlib.integrations.base_client.errors import OAuthError
 
 from providers.base import ProviderError
-from providers.http import USER_AGENT
+from providers.http import USER_AGENT, call, json_body, new_client
 from schemas.time import parse_timestamp
 
 
@@ -120,3 +120,24 @@ def refresh_due(credentials: dict[str, Any], now: datetime, ahead: timedelta, *,
         return parse_timestamp(str(expires)) - ahead <= now
     except ValueError:
         return True
+
+
+async def token_request(method: str, endpoint: str, *, network: str, refused_kind: str,
+                        data: dict[str, str] | None = None, params: dict[str, str] | None = None) -> dict[str, Any]:
+    """One token endpoint call on our own HTTP client (so respx contract tests see it; authlib's client is
+    another HTTP library): the code exchange, a refresh or a Meta/Threads long-lived exchange. A 400/401 or an
+    OAuth error body is `refused_kind` (rejected at connect, reauth_required on refresh); 5xx and timeouts are
+    transient; an answer without an access token is malformed. Token bodies never reach a message."""
+    def refused(response: httpx.Response) -> ProviderError | None:
+        if response.status_code in (400, 401, 403):
+            return ProviderError(refused_kind, f"{network} token endpoint answered {response.status_code}",
+                                 safe_reason=f"{network} refused the authorisation; connect the account again.")
+        return None
+
+    async with new_client() as client:
+        token = json_body(await call(client, method, endpoint, network=network, classify=refused, data=data,
+                                     params=params), network)
+    if isinstance(token, dict) and token.get("error"):
+        raise ProviderError(refused_kind, f"{network} token endpoint answered an error",
+                            safe_reason=f"{network} refused the authorisation; connect the account again.")
+    return _checked(token, network)

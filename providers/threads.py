@@ -42,8 +42,7 @@ import httpx
 from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client
 from providers.instagram import graph_classify
-from providers.oauth import exchange_code as oauth_exchange
-from providers.oauth import refresh_due
+from providers.oauth import refresh_due, token_request
 from schemas.time import iso
 
 log = logging.getLogger("socialpub.providers.threads")
@@ -76,37 +75,16 @@ def _id(body: Any, what: str) -> str:
     return str(body["id"])
 
 
-def _token_body(token: Any, what: str) -> dict[str, Any]:
-    if not isinstance(token, dict) or not isinstance(token.get("access_token"), str) or not token["access_token"]:
-        raise ProviderError("malformed", f"Threads {what} answered without an access token")
-    return token
-
-
-def _refused(what: str) -> Any:
-    """A token endpoint's refusal (a Graph error, a 400/401) is for good: the account must be reconnected."""
-    def classify(response: httpx.Response) -> ProviderError | None:
-        error = _classify(response)
-        if (error is not None and error.kind in ("rejected", "reauth_required")) or response.status_code in (400, 401):
-            return ProviderError("reauth_required", f"Threads {what} answered {response.status_code}",
-                                 safe_reason="Threads refused the authorisation; connect the account again.")
-        return error
-    return classify
-
-
 async def exchange_code(endpoint: str, client_id: str, client_secret: str | None, redirect_uri: str, code: str,
                         code_verifier: str) -> dict[str, Any]:
-    """The code exchange, then at once the long-lived token (`th_exchange_token`): the short-lived one lasts an
-    hour and carries no expiry the token tick could act on."""
-    short = await oauth_exchange(endpoint, client_id, client_secret, redirect_uri, code, code_verifier,
-                                 network=NETWORK)
+    """The code exchange (`POST /oauth/access_token`), then at once the long-lived token (`th_exchange_token`):
+    the short-lived one lasts an hour and carries no expiry the token tick could act on."""
+    short = await token_request("POST", endpoint, network=NETWORK, refused_kind="rejected", data={
+        "client_id": client_id, "client_secret": client_secret or "", "code": code,
+        "grant_type": "authorization_code", "redirect_uri": redirect_uri, "code_verifier": code_verifier})
     root = endpoint.rsplit("/oauth/", 1)[0]
-    async with new_client(root) as client:
-        token = _token_body(json_body(await call(client, "GET", "/access_token", network=NETWORK,
-                                                 classify=_refused("token exchange"), params={
-                                                     "grant_type": "th_exchange_token",
-                                                     "client_secret": client_secret or "",
-                                                     "access_token": short["access_token"]}), NETWORK),
-                            "token exchange")
+    token = await token_request("GET", f"{root}/access_token", network=NETWORK, refused_kind="rejected", params={
+        "grant_type": "th_exchange_token", "client_secret": client_secret or "", "access_token": short["access_token"]})
     return {**short, **token}
 
 
@@ -261,11 +239,9 @@ class ThreadsProvider:
         creds = dict(account.credentials or {})
         if not refresh_due(creds, now, REFRESH_AHEAD, needs_refresh_token=False):
             return None  # long-lived tokens are refreshed with the token itself
-        async with new_client(self.api_url, timeout=self.timeout) as client:
-            token = _token_body(json_body(await call(
-                client, "GET", "/refresh_access_token", network=NETWORK, classify=_refused("token refresh"),
-                params={"grant_type": "th_refresh_token", "access_token": _token(account)}), NETWORK),
-                "token refresh")
+        token = await token_request("GET", f"{self.api_url}/refresh_access_token", network=NETWORK,
+                                    refused_kind="reauth_required",
+                                    params={"grant_type": "th_refresh_token", "access_token": _token(account)})
         fresh = {**creds, "access_token": token["access_token"]}
         fresh["expires_at"] = iso(now + timedelta(seconds=int(token.get("expires_in") or 60 * 86400)))
         return fresh

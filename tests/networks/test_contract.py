@@ -19,6 +19,7 @@ from storage.tables.integrations import Integration
 from storage.tables.notifications import Notification
 from tests.networks.cases.facebook import FacebookCase
 from tests.networks.cases.instagram import InstagramCase
+from tests.networks.cases.linkedin import LinkedInCase
 from tests.networks.cases.threads import ThreadsCase
 from tests.networks.cases.tiktok import TikTokCase
 from tests.networks.cases.x import XCase
@@ -34,6 +35,7 @@ CASES = [
     TikTokCase(),
     ThreadsCase(),
     FacebookCase(),
+    LinkedInCase(),
 ]
 KINDS = ["text", "media", "thread", "async_media", "carousel"]
 

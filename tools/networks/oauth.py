@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlmodel import select
 
-from providers import facebook, instagram, mastodon, threads, tiktok, x
+from providers import facebook, instagram, linkedin, mastodon, threads, tiktok, x
 from providers.base import Connection, ProviderError
 from providers.oauth import authorize_url, exchange_code, new_verifier
 from schemas.ids import new_id
@@ -95,6 +95,10 @@ NETWORKS: dict[str, OAuthNetwork] = {
         platform="facebook", provider="facebook", display_name="Facebook", scopes=facebook.SCOPES,
         authorize_path=facebook.AUTHORIZE_URL, token_path="/oauth/access_token", verify_token=facebook.verify,
         server=facebook.GRAPH_URL, exchange=facebook.exchange_code),
+    "linkedin": OAuthNetwork(
+        platform="linkedin", provider="linkedin", display_name="LinkedIn", scopes=linkedin.SCOPES,
+        authorize_path=linkedin.AUTHORIZE_URL, token_path=linkedin.TOKEN_URL, verify_token=linkedin.verify,
+        server=linkedin.API_URL, exchange=linkedin.exchange_code),
 }
 
 
