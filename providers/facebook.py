@@ -117,6 +117,7 @@ async def verify(server: str, token: str) -> Connection:
 
 class FacebookProvider:
     name = "facebook"
+    refresh_ahead = REFRESH_AHEAD  # the token tick looks this far ahead for these accounts
 
     def __init__(self, *, graph_url: str = GRAPH_URL, video_url: str = VIDEO_URL, rupload_url: str = RUPLOAD_URL,
                  timeout: httpx.Timeout = DEFAULT_TIMEOUT, processing_budget: float = PROCESSING_BUDGET,

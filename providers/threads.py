@@ -103,6 +103,7 @@ async def verify(server: str, token: str) -> Connection:
 
 class ThreadsProvider:
     name = "threads"
+    refresh_ahead = REFRESH_AHEAD  # the token tick looks this far ahead for these accounts
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
                  processing_budget: float = PROCESSING_BUDGET, poll_min: float = POLL_MIN) -> None:

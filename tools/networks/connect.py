@@ -112,6 +112,12 @@ async def save(s: AsyncSession, rt: Runtime, brand_id: str, platform: str, verif
     if integration is None:
         raise ConnectError(f"no integration {integration_id}")
     conn = verified.connection
+    chosen = next((c for c in conn.state.get("candidates") or [] if isinstance(c, dict)
+                   and c.get("id") == integration.provider_account_id), None)
+    if chosen is not None and conn.provider_account_id != integration.provider_account_id:
+        # Reconnecting an account pointed at another candidate (select-account): it keeps publishing as that one.
+        conn.provider_account_id, conn.username = str(chosen["id"]), str(chosen.get("username") or "") or None
+        conn.state = {**conn.state, "username": conn.username or ""}
     if integration.provider_account_id and integration.provider_account_id != conn.provider_account_id \
             and integration.provider != "sandbox":
         raise ConnectError("These credentials belong to a different account than the one being reconnected; "
