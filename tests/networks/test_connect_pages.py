@@ -152,3 +152,23 @@ async def test_linkedin_without_refresh_token_gets_a_notice_then_expires(env) ->
     assert (await _row(env, "linkedin")).status == "expired"
     assert sorted(n.type for n in await notes()) == ["integration_expiring", "integration_needs_refresh"]
     assert_no_secrets([done.text, *(n.message for n in await notes())], [SECRET, LONG])
+
+
+async def test_linkedin_duplicate_refusal_is_the_earlier_post_and_text_is_little_format() -> None:
+    """LinkedIn answers a post that duplicates a recent one with 422 naming it (Posts API error handling): that
+    post is the earlier attempt's, recorded instead of failing; any other 422 is a refusal."""
+    assert linkedin.little_text("Roast (light) #coffee @home a#b") == \
+        "Roast \\(light\\) {hashtag|\\#|coffee} \\@home a\\#b"
+    account = Account(integration_id="i", platform="linkedin", status="connected",
+                      provider_account_id="urn:li:person:782bbtaQ", credentials={"access_token": LONG})
+    post = PostRequest(platform="linkedin", post_type="LI_TEXT", text="Hello")
+    provider = linkedin.LinkedInProvider(api_url="https://li.test")
+    with respx.mock(assert_all_mocked=True) as router:
+        route = router.post("https://li.test/rest/posts").mock(return_value=httpx.Response(422, json={
+            "status": 422, "message": "Content is a duplicate of urn:li:share:7100000000000000001"}))
+        result = await provider.publish(account, post)
+        assert result.publish_id == "urn:li:share:7100000000000000001"
+        route.mock(return_value=httpx.Response(422, json={"status": 422, "message": "Invalid commentary"}))
+        with pytest.raises(linkedin.ProviderError) as caught:
+            await provider.publish(account, post)
+    assert caught.value.kind == "rejected" and "Invalid" not in (caught.value.safe_reason or "")
