@@ -7,12 +7,15 @@ from __future__ import annotations
 from providers.base import Account, Options, PostRequest, PostResult, Provider, ProviderError
 from providers.bluesky import BlueskyProvider
 from providers.discord import DiscordProvider
+from providers.facebook import FacebookProvider
 from providers.google_business import GoogleBusinessProvider
 from providers.instagram import InstagramProvider
+from providers.linkedin import LinkedInProvider
 from providers.mastodon import MastodonProvider
 from providers.pinterest import PinterestProvider
 from providers.sandbox import SandboxProvider
 from providers.telegram import TelegramProvider
+from providers.threads import ThreadsProvider
 from providers.tiktok import TikTokProvider
 from providers.tumblr import TumblrProvider
 from providers.x import XProvider
@@ -23,11 +26,15 @@ __all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "Provi
 
 
 def default_providers() -> dict[str, Provider]:
-    return {"sandbox": SandboxProvider(), "mastodon": MastodonProvider(), "telegram": TelegramProvider(),
-            "discord": DiscordProvider(), "bluesky": BlueskyProvider(), "x": XProvider(),
-            "instagram": InstagramProvider(), "tiktok": TikTokProvider(),
-            "youtube": YouTubeProvider(),
-            "pinterest": PinterestProvider(),
-            "tumblr": TumblrProvider(),
-            "google_business": GoogleBusinessProvider(),
-            }
+    return {
+        "sandbox": SandboxProvider(), "mastodon": MastodonProvider(), "telegram": TelegramProvider(),
+        "discord": DiscordProvider(), "bluesky": BlueskyProvider(), "x": XProvider(),
+        "instagram": InstagramProvider(), "tiktok": TikTokProvider(),
+        "threads": ThreadsProvider(),
+        "facebook": FacebookProvider(),
+        "linkedin": LinkedInProvider(),
+        "youtube": YouTubeProvider(),
+        "pinterest": PinterestProvider(),
+        "tumblr": TumblrProvider(),
+        "google_business": GoogleBusinessProvider(),
+    }

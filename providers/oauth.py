@@ -122,30 +122,40 @@ def refresh_due(credentials: dict[str, Any], now: datetime, ahead: timedelta, *,
         return True
 
 
-
 # -- token calls on providers/http.py (authlib's client runs on httpx2, which respx cannot intercept; these are
-# one form POST each, classified like every other request) -----------------------------------------------------
+# one request each, classified like every other request) -------------------------------------------------------
 
-async def _token_post(endpoint: str, form: dict[str, str], client_id: str, client_secret: str | None, *,
-                      network: str, refused_kind: str, auth_method: str | None) -> dict[str, Any]:
+async def token_request(method: str, endpoint: str, *, network: str, refused_kind: str,
+                        data: dict[str, str] | None = None, params: dict[str, str] | None = None,
+                        auth: httpx.Auth | None = None) -> dict[str, Any]:
+    """One token endpoint call on our own HTTP client (so respx contract tests see it): the code exchange, a
+    refresh or a Meta/Threads long-lived exchange. A 400/401/403 or an OAuth error body is `refused_kind`
+    (rejected at connect, reauth_required on refresh); 5xx and timeouts are transient; an answer without an
+    access token is malformed. Token bodies never reach a message."""
     def refused(response: httpx.Response) -> ProviderError | None:
         if response.status_code in (400, 401, 403):  # invalid_grant, invalid_client, revoked
             return ProviderError(refused_kind, f"{network} token endpoint answered {response.status_code}",
                                  safe_reason=f"{network} refused the authorisation; connect the account again.")
         return None
 
+    async with new_client() as client:
+        token = json_body(await call(client, method, endpoint, network=network, classify=refused, data=data,
+                                     params=params, auth=auth, headers={"Accept": "application/json"}), network)
+    if isinstance(token, dict) and token.get("error"):
+        raise ProviderError(refused_kind, f"{network} token endpoint answered an error",
+                            safe_reason=f"{network} refused the authorisation; connect the account again.")
+    return _checked(token, network)
+
+
+async def _token_post(endpoint: str, form: dict[str, str], client_id: str, client_secret: str | None, *,
+                      network: str, refused_kind: str, auth_method: str | None) -> dict[str, Any]:
+    """A form POST with the app's client credentials, as HTTP Basic or in the form (RFC 6749 §2.3.1)."""
     auth = None
     if client_secret and auth_method == "client_secret_basic":
         auth = httpx.BasicAuth(client_id, client_secret)
     else:
         form = {**form, "client_id": client_id, **({"client_secret": client_secret} if client_secret else {})}
-    async with new_client() as client:
-        token = json_body(await call(client, "POST", endpoint, network=network, classify=refused, data=form,
-                                     auth=auth, headers={"Accept": "application/json"}), network)
-    if isinstance(token, dict) and token.get("error"):
-        raise ProviderError(refused_kind, f"{network} token endpoint refused the grant",
-                            safe_reason=f"{network} refused the authorisation; connect the account again.")
-    return _checked(token, network)
+    return await token_request("POST", endpoint, network=network, refused_kind=refused_kind, data=form, auth=auth)
 
 
 def form_exchange(network: str, auth_method: str = "client_secret_post") -> Any:

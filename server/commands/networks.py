@@ -250,8 +250,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_reconnect))
 
-    p = integrations.add_parser("select-account", help="Instagram, Tumblr, Google Business Profile: publish as "
-                                                       "another account, blog or location the connect reached")
+    p = integrations.add_parser("select-account", help="Instagram, Facebook, LinkedIn, Tumblr, Google Business "
+                                                       "Profile: publish as another account (professional account, "
+                                                       "Page, organization, blog, location) the connect reached "
+                                                       "(listed in the connect's output)")
     p.add_argument("integration_id")
     p.add_argument("--account", required=True, help="the account ID")
     add_json_flag(p)

@@ -75,3 +75,24 @@ def test_environment_wins_and_bad_input_is_refused(cli) -> None:
     assert "takes no operator app" in cli("apps", "set", "--platform", "mastodon", "--client-id", "a", ok=False).stderr
     assert "read nothing" in cli("apps", "set", "--platform", "x", "--client-id", "a", "--client-secret", "-",
                                  ok=False).stderr
+
+
+
+def test_meta_and_linkedin_apps_connect_with_their_documented_scopes(cli) -> None:
+    from providers import facebook, linkedin, threads
+
+    modules = {"facebook": facebook, "threads": threads, "linkedin": linkedin}
+    for platform in modules:
+        cli("apps", "set", "--platform", platform, "--client-id", f"{platform}-app", "--client-secret", "-",
+            stdin=SECRET + "\n")
+    rows = {a["platform"]: a for a in json.loads(cli("apps", "list", "--json").stdout)["apps"]}
+    for platform, module in modules.items():
+        row = rows[platform]
+        assert row["configured"] and row["redirect_uri"] == f"https://pub.example/connect/{platform}/callback"
+        out = json.loads(cli("integrations", "connect", "--brand", _brand(cli), "--platform", platform, "--oauth",
+                             "--json").stdout)
+        url = urlsplit(out["authorize_url"])
+        q = {k: v[0] for k, v in parse_qs(url.query).items()}
+        assert f"{url.scheme}://{url.netloc}{url.path}" == module.AUTHORIZE_URL
+        assert q["client_id"] == f"{platform}-app" and q["scope"].split() == list(module.SCOPES) == out["scopes"]
+        assert q["redirect_uri"] == row["redirect_uri"] and q["state"] and q["code_challenge_method"] == "S256"

@@ -17,9 +17,12 @@ from storage import vault
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
 from storage.tables.notifications import Notification
+from tests.networks.cases.facebook import FacebookCase
 from tests.networks.cases.google_business import GoogleBusinessCase
 from tests.networks.cases.instagram import InstagramCase
+from tests.networks.cases.linkedin import LinkedInCase
 from tests.networks.cases.pinterest import PinterestCase
+from tests.networks.cases.threads import ThreadsCase
 from tests.networks.cases.tiktok import TikTokCase
 from tests.networks.cases.tumblr import TumblrCase
 from tests.networks.cases.x import XCase
@@ -31,7 +34,12 @@ from tools.operator import actions as operator
 
 pytestmark = pytest.mark.anyio
 CASES = [
-    XCase(), InstagramCase(), TikTokCase(),
+    XCase(),
+    InstagramCase(),
+    TikTokCase(),
+    ThreadsCase(),
+    FacebookCase(),
+    LinkedInCase(),
     YouTubeCase(),
     PinterestCase(),
     TumblrCase(),

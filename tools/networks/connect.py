@@ -112,6 +112,12 @@ async def save(s: AsyncSession, rt: Runtime, brand_id: str, platform: str, verif
     if integration is None:
         raise ConnectError(f"no integration {integration_id}")
     conn = verified.connection
+    chosen = next((c for c in conn.state.get("candidates") or [] if isinstance(c, dict)
+                   and c.get("id") == integration.provider_account_id), None)
+    if chosen is not None and conn.provider_account_id != integration.provider_account_id:
+        # Reconnecting an account pointed at another candidate (select-account): it keeps publishing as that one.
+        conn.provider_account_id, conn.username = str(chosen["id"]), str(chosen.get("username") or "") or None
+        conn.state = {**conn.state, "username": conn.username or ""}
     if integration.provider_account_id and integration.provider_account_id != conn.provider_account_id \
             and integration.provider != "sandbox":
         raise ConnectError("These credentials belong to a different account than the one being reconnected; "
@@ -161,7 +167,9 @@ async def reconnect(rt: Runtime, integration_id: str, options: dict[str, Any]) -
 
 async def select_account(rt: Runtime, integration_id: str, account_id: str) -> Integration:
     """Point an account connected through a user authorisation (Instagram: the professional accounts of the
-    user's Pages) at another of the accounts that authorisation reaches (`provider_state.candidates`)."""
+    user's Pages; Facebook: the user's Pages, whose tokens the connect stored; LinkedIn: the member and the
+    organizations they administer) at another of the accounts that authorisation reaches
+    (`provider_state.candidates`)."""
     async with rt.db.session(write=True) as s:
         integration = await s.get(Integration, integration_id)
         if integration is None:

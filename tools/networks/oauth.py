@@ -23,7 +23,20 @@ from typing import Any
 
 from sqlmodel import select
 
-from providers import google, google_business, instagram, mastodon, pinterest, tiktok, tumblr, x, youtube
+from providers import (
+    facebook,
+    google,
+    google_business,
+    instagram,
+    linkedin,
+    mastodon,
+    pinterest,
+    threads,
+    tiktok,
+    tumblr,
+    x,
+    youtube,
+)
 from providers.base import Connection, ProviderError
 from providers.oauth import authorize_url, exchange_code, form_exchange, new_verifier
 from schemas.ids import new_id
@@ -85,6 +98,20 @@ NETWORKS: dict[str, OAuthNetwork] = {
         platform="tiktok", provider="tiktok", display_name="TikTok", scopes=tiktok.SCOPES,
         authorize_path=tiktok.AUTHORIZE_URL, token_path="/v2/oauth/token/", verify_token=tiktok.verify,
         server=tiktok.API_URL, client_id_param="client_key", exchange=tiktok.exchange_code),
+    # Threads: the code exchange is followed at once by the long-lived token exchange (threads.exchange_code).
+    "threads": OAuthNetwork(
+        platform="threads", provider="threads", display_name="Threads", scopes=threads.SCOPES,
+        authorize_path=threads.AUTHORIZE_URL, token_path="/oauth/access_token", verify_token=threads.verify,
+        server=threads.API_URL, exchange=threads.exchange_code),
+    # Facebook Pages: Facebook Login; the long-lived user token is made at connect, so its Page tokens last.
+    "facebook": OAuthNetwork(
+        platform="facebook", provider="facebook", display_name="Facebook", scopes=facebook.SCOPES,
+        authorize_path=facebook.AUTHORIZE_URL, token_path="/oauth/access_token", verify_token=facebook.verify,
+        server=facebook.GRAPH_URL, exchange=facebook.exchange_code),
+    "linkedin": OAuthNetwork(
+        platform="linkedin", provider="linkedin", display_name="LinkedIn", scopes=linkedin.SCOPES,
+        authorize_path=linkedin.AUTHORIZE_URL, token_path=linkedin.TOKEN_URL, verify_token=linkedin.verify,
+        server=linkedin.API_URL, exchange=linkedin.exchange_code),
     # Google: offline access with a forced consent, so every connect returns a refresh token.
     "youtube": OAuthNetwork(
         platform="youtube", provider="youtube", display_name="YouTube", scopes=youtube.SCOPES,

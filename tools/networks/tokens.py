@@ -7,12 +7,17 @@ without decrypting, storage/vault.py) within REFRESH_AHEAD, and asks their adapt
 outside any transaction. Fresh credentials are sealed and stored (the refresh token is kept when the network
 sends none); `reauth_required` marks the account `expired` and sends the `integration_refresh` notification
 (targets and preflight then show the reconnect action); any other failure is tried again on a later pass.
+
+An adapter may look further ahead (`refresh_ahead`, e.g. a week for 60-day tokens) and, when it cannot refresh
+at all (LinkedIn without a refresh token), ask for a reconnect notice ahead of expiry
+(`reconnect_notice_ahead`): the `integration_expiring` notification, once per expiry. Accounts are handled
+soonest expiry first, so those waiting for a notice never hold back an urgent refresh.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlmodel import select
 
@@ -41,14 +46,16 @@ async def refresh_due(rt: Runtime, worker_id: str) -> int:
         expires = (i.credentials or {}).get("expires_at") if isinstance(i.credentials, dict) else None
         if expires is None or i.provider not in rt.providers:
             continue
+        ahead = getattr(rt.providers[i.provider], "refresh_ahead", REFRESH_AHEAD)
         try:
-            soon = parse_timestamp(str(expires)) - REFRESH_AHEAD <= now
+            when = parse_timestamp(str(expires))
         except ValueError:
-            soon = True
-        if soon:
-            due.append(i)
+            when = now
+        if when - max(ahead, REFRESH_AHEAD) <= now:
+            due.append((when, i))
+    due.sort(key=lambda pair: pair[0])
     done = 0
-    for i in due[:BATCH]:
+    for _, i in due[:BATCH]:
         done += await refresh_one(rt, i.id)
     return done
 
@@ -86,7 +93,7 @@ async def refresh_one(rt: Runtime, integration_id: str) -> int:
         log.warning("integration %s: refresh refused for good (%s); marked expired", integration_id, exc.message)
         return 1
     if not fresh:
-        return 0
+        return await _notice(rt, integration_id, provider, credentials or {}, now)
     async with rt.db.session(write=True) as s:
         i = await s.get(Integration, integration_id)
         if i is None:
@@ -97,6 +104,26 @@ async def refresh_one(rt: Runtime, integration_id: str) -> int:
         i.credentials, i.updated_at = vault.seal(rt.settings, fresh), now
         s.add(i)
     return 1
+
+
+async def _notice(rt: Runtime, integration_id: str, provider: object, credentials: dict, now: datetime) -> int:
+    """The reconnect notice of an adapter that cannot refresh, once its expiry is within the notice window."""
+    ahead = getattr(provider, "reconnect_notice_ahead", None)
+    expires = credentials.get("expires_at")
+    if ahead is None or not expires or credentials.get("refresh_token"):
+        return 0
+    try:
+        when = parse_timestamp(str(expires))
+    except ValueError:
+        return 0
+    if when - ahead > now:
+        return 0
+    async with rt.db.session(write=True) as s:
+        i = await s.get(Integration, integration_id)
+        if i is None or i.status != "connected":
+            return 0
+        sent = await notify.integration_expiring(s, now, i, when)
+    return 1 if sent.notifications else 0
 
 
 TICKS = [refresh_due]

@@ -165,6 +165,24 @@ async def integration_needs_refresh(session: AsyncSession, now: datetime, integr
         dedupe_key=f"integration_refresh:{integration.id}")
 
 
+async def integration_expiring(session: AsyncSession, now: datetime, integration: Integration,
+                               expires_at: datetime) -> NotifyResult:
+    """Call when an account's authorisation will expire and its network cannot refresh it (LinkedIn without a
+    refresh token): a reconnect notice ahead of time (category integration_refresh), once per expiry."""
+    brand = await session.get(Brand, integration.brand_id)
+    assert brand is not None
+    known = PLATFORMS_BY_KEY.get(integration.platform)
+    platform = known.display_name if known else integration.platform
+    account = integration.display_name or integration.username or platform
+    return await notify(
+        session, now, brand, "integration_expiring", "integration_refresh",
+        f"Reconnect {platform} soon: {account}",
+        f"The {platform} authorisation of {account} ({brand.name}) expires on {expires_at:%Y-%m-%d} and "
+        f"{platform} cannot renew it on its own. Reconnect the account before then so scheduled posts keep "
+        "publishing.",
+        dedupe_key=f"integration_expiring:{integration.id}:{expires_at:%Y%m%d}", dedupe_window=timedelta(days=60))
+
+
 async def integration_status_changed(session: AsyncSession, now: datetime, integration: Integration,
                                      previous_status: str) -> NotifyResult | None:
     """The hook for any code that changes `integration.status`: notifies on a transition into a status that

@@ -1,0 +1,325 @@
+"""LinkedIn through the Posts API (Community Management), as a member or an organization the member
+administers. Every call carries `LinkedIn-Version: YYYYMM` and `X-Restli-Protocol-Version: 2.0.0`.
+
+- Posts: `POST /rest/posts` (JSON `author`, `commentary`, `visibility` PUBLIC|CONNECTIONS, `distribution`
+  `{feedDistribution: MAIN_FEED}`, `lifecycleState: PUBLISHED`, `content`) → 201 with the post URN in the
+  `x-restli-id` header; permalink `https://www.linkedin.com/feed/update/{urn}`. The commentary is LinkedIn's
+  "little text" format: reserved characters are escaped and `#tag` becomes a hashtag template.
+- LI_IMAGE: each image `POST /rest/images?action=initializeUpload` (`owner`) → `uploadUrl` + `image` URN, then a
+  `PUT` of the bytes to `uploadUrl`; one image is `content.media`, several `content.multiImage.images`.
+- LI_VIDEO: `POST /rest/videos?action=initializeUpload` (`owner`, `fileSizeBytes`) → `uploadInstructions`
+  (byte ranges and URLs) and `uploadToken`; each part `PUT` (its `ETag` kept), then
+  `POST /rest/videos?action=finalizeUpload` (`uploadedPartIds`); `GET /rest/videos/{urn}` is polled with bounded
+  backoff until `AVAILABLE` before the post is made; `PROCESSING_FAILED` is a rejection naming LinkedIn's reason,
+  still processing when the budget is spent is transient.
+- LI_ARTICLE: `content.article` with `source` (`original_url`), `title` and an optional thumbnail image.
+- Exactly-once: LinkedIn has no idempotency key. It refuses a post whose content duplicates a recent one with a
+  422 naming the existing post (`Content is a duplicate of urn:li:share:…`): that post is taken as the earlier
+  attempt's. An organization's posts can also be read (`GET /rest/posts?q=author`, `r_organization_social`):
+  `find_post_matching` recognises an exact commentary match since the run began. A member's posts cannot be
+  read without a restricted permission, so for members only LinkedIn's duplicate refusal protects a retry.
+- Tokens: 60-day access tokens. Apps LinkedIn enabled for refresh tokens get one (a year): refreshed a week ahead
+  (`POST /oauth/v2/accessToken`, `grant_type=refresh_token`). Without one, the token tick sends a reconnect
+  notice a week before expiry (`reconnect_notice_ahead`) and marks the account expired once the token is.
+
+Bases: `SOCIALPUB_LINKEDIN_API_URL` (https://api.linkedin.com), `SOCIALPUB_LINKEDIN_OAUTH_URL`
+(https://www.linkedin.com/oauth/v2); `SOCIALPUB_LINKEDIN_VERSION` (default 202510); `SOCIALPUB_LINKEDIN_SCOPES`
+(space-separated) replaces the default scopes, e.g. to add the organization ones.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+
+import anyio
+import httpx
+
+from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.http import DEFAULT_TIMEOUT, call, download, json_body, new_client
+from providers.oauth import refresh_due, token_request
+from schemas.time import iso, parse_timestamp
+
+NETWORK = "LinkedIn"
+API_URL = os.environ.get("SOCIALPUB_LINKEDIN_API_URL", "https://api.linkedin.com").rstrip("/")
+OAUTH_URL = os.environ.get("SOCIALPUB_LINKEDIN_OAUTH_URL", "https://www.linkedin.com/oauth/v2").rstrip("/")
+AUTHORIZE_URL = f"{OAUTH_URL}/authorization"
+TOKEN_URL = f"{OAUTH_URL}/accessToken"
+VERSION = os.environ.get("SOCIALPUB_LINKEDIN_VERSION", "202510")
+# A member's posts (Share on LinkedIn + Sign In with OpenID Connect). Organization pages need the Community
+# Management API's scopes too: r_organization_social w_organization_social rw_organization_admin.
+SCOPES = tuple((os.environ.get("SOCIALPUB_LINKEDIN_SCOPES") or "openid profile w_member_social").split())
+PROCESSING_BUDGET = 240.0
+MAX_POLLS = 60
+POLL_MIN, POLL_MAX = 2.0, 30.0
+RECENT_MAX = 50
+REFRESH_AHEAD = timedelta(days=7)
+_RESERVED = re.compile(r"([\\|{}@\[\]()<>*_~])")
+_HASHTAG = re.compile(r"(?<![\w#])#(\w+)")
+_DUPLICATE = re.compile(r"duplicate of (urn:li:(?:share|ugcPost):\d+)")
+
+
+def little_text(text: str) -> str:
+    """The post text in LinkedIn's little text format: reserved characters escaped, `#tag` a hashtag template
+    (an unescaped reserved character makes LinkedIn cut the commentary)."""
+    out, last = [], 0
+    for match in _HASHTAG.finditer(text):
+        out.append(_RESERVED.sub(r"\\\1", text[last:match.start()]).replace("#", "\\#"))
+        out.append("{hashtag|\\#|" + _RESERVED.sub(r"\\\1", match.group(1)) + "}")
+        last = match.end()
+    out.append(_RESERVED.sub(r"\\\1", text[last:]).replace("#", "\\#"))
+    return "".join(out)
+
+
+class _Duplicate(Exception):
+    def __init__(self, urn: str) -> None:
+        super().__init__(urn)
+        self.urn = urn
+
+
+def _classify(response: httpx.Response) -> ProviderError | None:
+    if response.status_code == 422:
+        try:
+            message = str(response.json().get("message") or "")
+        except (ValueError, AttributeError):
+            message = ""
+        found = _DUPLICATE.search(message)
+        if found:
+            raise _Duplicate(found.group(1))
+        return ProviderError("rejected", f"LinkedIn answered 422 to {response.request.url.path}",
+                             safe_reason="LinkedIn refused the post: its content was not accepted.")
+    return None
+
+
+def _headers(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}", "LinkedIn-Version": VERSION, "X-Restli-Protocol-Version": "2.0.0"}
+
+
+def _token(account: Account) -> str:
+    token = (account.credentials or {}).get("access_token")
+    if not isinstance(token, str) or not token:
+        raise ProviderError("reauth_required", "LinkedIn account has no access token")
+    return token
+
+
+def _value(response: httpx.Response, what: str, *keys: str) -> dict[str, Any]:
+    body = json_body(response, NETWORK)
+    value = body.get("value") if isinstance(body, dict) else None
+    if not isinstance(value, dict) or not all(value.get(k) for k in keys):
+        raise ProviderError("malformed", f"LinkedIn {what} answered without {', '.join(keys)}")
+    return value
+
+
+async def exchange_code(endpoint: str, client_id: str, client_secret: str | None, redirect_uri: str, code: str,
+                        code_verifier: str) -> dict[str, Any]:
+    """LinkedIn's code exchange (`POST /oauth/v2/accessToken`, client credentials in the form)."""
+    return await token_request("POST", endpoint, network=NETWORK, refused_kind="rejected", data={
+        "grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri, "client_id": client_id,
+        "client_secret": client_secret or "", "code_verifier": code_verifier})
+
+
+async def verify(server: str, token: str) -> Connection:
+    """The member a token belongs to (`GET /v2/userinfo`, OpenID Connect) and, when the token carries the
+    organization scopes, the organizations they administer (`GET /rest/organizationAcls`): candidates for
+    `integrations select-account`."""
+    async with new_client(server.rstrip("/"), headers=_headers(token)) as client:
+        me = json_body(await call(client, "GET", "/v2/userinfo", network=NETWORK), NETWORK)
+        if not isinstance(me, dict) or not me.get("sub"):
+            raise ProviderError("malformed", "LinkedIn userinfo answered without sub")
+        try:
+            acls = json_body(await call(client, "GET", "/rest/organizationAcls", network=NETWORK, params={
+                "q": "roleAssignee", "role": "ADMINISTRATOR", "state": "APPROVED", "count": "50"}), NETWORK)
+        except ProviderError:
+            acls = {}  # no organization scopes: the member only
+    person = f"urn:li:person:{me['sub']}"
+    name = str(me.get("name") or "")[:200]
+    orgs = [str(e["organization"]) for e in (acls.get("elements") or []) if isinstance(e, dict)
+            and str(e.get("organization") or "").startswith("urn:li:organization:")][:50] \
+        if isinstance(acls, dict) else []
+    picture = me.get("picture")
+    return Connection(provider_account_id=person, username=name or None, display_name=name or None,
+                      credentials={}, state={"username": name, "candidates": [
+                          {"id": person, "username": name}, *({"id": o, "username": o} for o in orgs)]},
+                      avatar_url=picture if isinstance(picture, str) else None)
+
+
+class LinkedInProvider:
+    name = "linkedin"
+    refresh_ahead = REFRESH_AHEAD  # the token tick looks this far ahead for LinkedIn accounts
+    reconnect_notice_ahead = REFRESH_AHEAD  # ... and sends a reconnect notice when it cannot refresh
+
+    def __init__(self, *, api_url: str = API_URL, token_url: str = TOKEN_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+                 processing_budget: float = PROCESSING_BUDGET, poll_min: float = POLL_MIN) -> None:
+        self.api_url, self.token_url, self.timeout = api_url.rstrip("/"), token_url, timeout
+        self.processing_budget, self.poll_min = processing_budget, poll_min
+
+    def _client(self, account: Account) -> httpx.AsyncClient:
+        return new_client(self.api_url, headers=_headers(_token(account)), timeout=self.timeout)
+
+    async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
+        raise ProviderError("rejected", f"LinkedIn has no dynamic options ({kind})")
+
+    @staticmethod
+    def _author(account: Account) -> str:
+        author = account.provider_account_id or ""
+        if not author.startswith(("urn:li:person:", "urn:li:organization:")):
+            raise ProviderError("reauth_required", "LinkedIn account has no author URN")
+        return author
+
+    async def _put(self, token: str, url: str, data: bytes) -> httpx.Response:
+        async with new_client(timeout=self.timeout, headers={"Authorization": f"Bearer {token}"}) as client:
+            return await call(client, "PUT", url, network=NETWORK, content=data,
+                              headers={"Content-Type": "application/octet-stream"})
+
+    async def _image(self, client: httpx.AsyncClient, token: str, author: str, media: dict[str, Any]) -> str:
+        value = _value(await call(client, "POST", "/rest/images", network=NETWORK, classify=_classify,
+                                  params={"action": "initializeUpload"},
+                                  json={"initializeUploadRequest": {"owner": author}}),
+                       "image initializeUpload", "uploadUrl", "image")
+        await self._put(token, str(value["uploadUrl"]), await download(str(media["url"]), NETWORK))
+        return str(value["image"])
+
+    async def _video(self, client: httpx.AsyncClient, token: str, author: str, media: dict[str, Any]) -> str:
+        data = await download(str(media["url"]), NETWORK)
+        value = _value(await call(client, "POST", "/rest/videos", network=NETWORK, classify=_classify,
+                                  params={"action": "initializeUpload"}, json={"initializeUploadRequest": {
+                                      "owner": author, "fileSizeBytes": len(data), "uploadCaptions": False,
+                                      "uploadThumbnail": False}}), "video initializeUpload", "video")
+        video, parts = str(value["video"]), value.get("uploadInstructions")
+        if not isinstance(parts, list) or not parts:
+            raise ProviderError("malformed", "LinkedIn video initializeUpload answered without upload instructions")
+        etags = []
+        for part in parts[:1000]:
+            first, last = int(part.get("firstByte", 0)), int(part.get("lastByte", len(data) - 1))
+            answer = await self._put(token, str(part.get("uploadUrl")), data[first:last + 1])
+            etag = answer.headers.get("etag")
+            if not etag:
+                raise ProviderError("malformed", "LinkedIn video part upload answered without an ETag")
+            etags.append(etag)
+        await call(client, "POST", "/rest/videos", network=NETWORK, classify=_classify,
+                   params={"action": "finalizeUpload"}, json={"finalizeUploadRequest": {
+                       "video": video, "uploadToken": str(value.get("uploadToken") or ""), "uploadedPartIds": etags}})
+        await self._available(client, video)
+        return video
+
+    async def _available(self, client: httpx.AsyncClient, video: str) -> None:
+        waited, wait = 0.0, self.poll_min
+        for _ in range(MAX_POLLS):
+            body = json_body(await call(client, "GET", f"/rest/videos/{quote(video, safe='')}", network=NETWORK,
+                                        classify=_classify), NETWORK)
+            status = body.get("status") if isinstance(body, dict) else None
+            if status == "AVAILABLE":
+                return
+            if status == "PROCESSING_FAILED":
+                found = re.match(r"[A-Za-z0-9_ ]{1,80}", str(body.get("processingFailureReason") or ""))
+                reason = found.group(0).strip() if found else ""
+                raise ProviderError("rejected", f"LinkedIn video {video} processing failed",
+                                    safe_reason="LinkedIn could not process the video" +
+                                    (f": {reason}." if reason else "."))
+            if status not in ("PROCESSING", "WAITING_UPLOAD", None):
+                raise ProviderError("malformed", f"LinkedIn video status {str(status)[:40]}")
+            if waited + wait > self.processing_budget:
+                break
+            await anyio.sleep(wait)
+            waited += wait
+            wait = min(max(wait * 2, self.poll_min), POLL_MAX)
+        raise ProviderError("transient", f"LinkedIn video {video} still processing",
+                            safe_reason="LinkedIn is still processing the video; it is tried again later.")
+
+    async def publish(self, account: Account, post: PostRequest) -> PostResult:
+        author, token, settings = self._author(account), _token(account), post.settings or {}
+        post_type = post.post_type or "LI_TEXT"
+        body: dict[str, Any] = {
+            "author": author, "commentary": little_text(post.text),
+            "visibility": "CONNECTIONS" if settings.get("visibility") == "CONNECTIONS" else "PUBLIC",
+            "distribution": {"feedDistribution": "MAIN_FEED", "targetEntities": [],
+                             "thirdPartyDistributionChannels": []},
+            "lifecycleState": "PUBLISHED", "isReshareDisabledByAuthor": False}
+        async with self._client(account) as client:
+            if post_type == "LI_ARTICLE":
+                url = settings.get("original_url")
+                if not url:
+                    raise ProviderError("rejected", "LinkedIn article without original_url",
+                                        safe_reason="LinkedIn refused the post: an article needs its URL.")
+                article: dict[str, Any] = {"source": str(url)}
+                if post.title or settings.get("title"):
+                    article["title"] = str(settings.get("title") or post.title)[:400]
+                if post.media:
+                    article["thumbnail"] = await self._image(client, token, author, post.media[0])
+                body["content"] = {"article": article}
+            elif post_type == "LI_VIDEO" and post.media:
+                video = await self._video(client, token, author, post.media[0])
+                body["content"] = {"media": {"id": video, **({"title": post.title[:200]} if post.title else {})}}
+            elif post.media:
+                images = [await self._image(client, token, author, m) for m in post.media[:20]]
+                body["content"] = {"media": {"id": images[0]}} if len(images) == 1 else \
+                    {"multiImage": {"images": [{"id": i} for i in images]}}
+            try:
+                response = await call(client, "POST", "/rest/posts", network=NETWORK, classify=_classify, json=body)
+            except _Duplicate as dup:  # LinkedIn already has this exact post: an earlier attempt's
+                return PostResult(publish_id=dup.urn, permalink_url=self._permalink(dup.urn))
+        urn = response.headers.get("x-restli-id")
+        if not urn:
+            raise ProviderError("malformed", "LinkedIn post answered without x-restli-id")
+        return PostResult(publish_id=urn, permalink_url=self._permalink(urn))
+
+    @staticmethod
+    def _permalink(urn: str) -> str:
+        return f"https://www.linkedin.com/feed/update/{urn}"
+
+    async def find_post(self, account: Account, idempotency_token: str) -> PostResult | None:
+        return None  # no idempotency key: the worker asks find_post_matching with the post
+
+    async def find_post_matching(self, account: Account, post: PostRequest, since: datetime) -> PostResult | None:
+        author = self._author(account)
+        if not author.startswith("urn:li:organization:"):
+            return None  # a member's posts cannot be read without a restricted permission (documented)
+        async with self._client(account) as client:
+            body = json_body(await call(client, "GET", "/rest/posts", network=NETWORK, classify=_classify, params={
+                "author": author, "q": "author", "count": str(RECENT_MAX), "sortBy": "LAST_MODIFIED"}), NETWORK)
+        items = body.get("elements") if isinstance(body, dict) else None
+        if not isinstance(items, list):
+            raise ProviderError("malformed", "LinkedIn posts list answered an unexpected shape")
+        want, floor = little_text(post.text), since.timestamp() * 1000
+        for item in items:
+            if isinstance(item, dict) and item.get("id") and item.get("commentary") == want \
+                    and float(item.get("createdAt") or 0) >= floor:
+                return PostResult(publish_id=str(item["id"]), permalink_url=self._permalink(str(item["id"])))
+        return None
+
+    async def delete_post(self, account: Account, publish_id: str) -> None:
+        async with self._client(account) as client:
+            try:
+                await call(client, "DELETE", f"/rest/posts/{quote(publish_id, safe='')}", network=NETWORK,
+                           headers={"X-RestLi-Method": "DELETE"})
+            except ProviderError as exc:
+                if "404" not in exc.message:
+                    raise
+
+    async def refresh_credentials(self, account: Account, now: datetime) -> dict[str, Any] | None:
+        creds = dict(account.credentials or {})
+        if creds.get("refresh_token"):
+            if not refresh_due(creds, now, REFRESH_AHEAD):
+                return None
+            token = await token_request("POST", self.token_url, network=NETWORK, refused_kind="reauth_required",
+                                        data={"grant_type": "refresh_token", "refresh_token": str(creds["refresh_token"]),
+                                              "client_id": str(creds.get("client_id") or ""),
+                                              "client_secret": str(creds.get("client_secret") or "")})
+            fresh = {**creds, "access_token": token["access_token"]}
+            if token.get("refresh_token"):
+                fresh["refresh_token"] = token["refresh_token"]
+            fresh["expires_at"] = iso(now + timedelta(seconds=int(token.get("expires_in") or 60 * 86400)))
+            return fresh
+        expires = creds.get("expires_at")
+        if expires:
+            try:
+                expired = parse_timestamp(str(expires)) <= now
+            except ValueError:
+                expired = False
+            if expired:  # nothing to refresh with: the member must authorise again
+                raise ProviderError("reauth_required", "LinkedIn token expired without a refresh token",
+                                    safe_reason="LinkedIn's authorisation expired; connect the account again.")
+        return None  # the token tick sends the reconnect notice ahead of expiry (reconnect_notice_ahead)
