@@ -41,7 +41,8 @@ HANDLER_STATUSES = (404, 409, 410, 422)
 # Every request string is valid Unicode without control characters (schemas/validators.py: check_text); tab,
 # line feed and carriage return are allowed in text (a name refuses them too, which the document cannot tell).
 TEXT_PATTERN = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"
-_CODE_RE = re.compile(r'ApiError\(\s*"([A-Z_]+)"')
+_QUOTED_RE = re.compile(r'"([A-Z][A-Z_]+)"')
+_IMPORT_RE = re.compile(r"^\s*from (tools(?:\.\w+)+) import", re.M)
 _REPLY_STATUS_RE = re.compile(r"Reply\([^)]*status=(\d{3})")
 
 
@@ -135,10 +136,24 @@ def _parameters(ep: Endpoint, comps: _Components) -> tuple[list[dict[str, Any]],
 
 @cache
 def _area_codes(module_name: str) -> frozenset[str]:
-    """Error codes named in the source of a handler's area (its package, or its module for a one-module area)."""
+    """Error codes named in the source of a handler's area (its package, or its module for a one-module area)
+    and of the `tools` modules it imports: quoted codes, `not_found(...)` (404), `raise_if_any()` (422)."""
     path = Path(inspect.getfile(sys.modules[module_name]))
-    files = sorted(path.parent.glob("*.py")) if module_name.count(".") > 1 else [path]  # tools.<area>.<module>
-    return frozenset(code for f in files for code in _CODE_RE.findall(f.read_text(encoding="utf-8")))
+    files = set(path.parent.glob("*.py")) if module_name.count(".") > 1 else {path}  # tools.<area>.<module>
+    root = Path(inspect.getfile(sys.modules["tools"])).parent
+    for f in list(files):
+        for imported in _IMPORT_RE.findall(f.read_text(encoding="utf-8")):
+            target = root.parent.joinpath(*imported.split("."))
+            files |= {t for t in (target.with_suffix(".py"), target / "__init__.py") if t.exists()}
+    codes: set[str] = set()
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        codes |= {c for c in _QUOTED_RE.findall(text) if c in CODES}
+        if "not_found(" in text:
+            codes.add("NOT_FOUND")
+        if ".raise_if_any(" in text:
+            codes.add("DOMAIN_VALIDATION_FAILED")
+    return frozenset(codes)
 
 
 def _statuses(ep: Endpoint) -> list[int]:
