@@ -417,10 +417,9 @@ class DeleteDraftRequest(StrictBody):
 class UpdateTikTokPrivacyRequest(StrictBody):
     brand_id: BrandId
     content_item_id: ContentItemId
-    integration_id: Id = Field(description="The TikTok integration selected for the draft (in its intended "
-                                           "integration IDs).")
+    integration_id: Id = Field(description="One of the draft's intended TikTok integrations.")
     privacy_level: Literal[TIKTOK_PRIVACY_LEVELS] = Field(  # type: ignore[valid-type]
-        description="A value the target's live dynamic options return right now.")
+        description="A value the target's live dynamic options return now.")
 
 
 class PreflightAction(_Out):

@@ -192,5 +192,4 @@ class ProviderCleanupRequest(RequestModel):
     schedule_id: ScheduleId
     cleanup_authority: str = Field(
         max_length=64, pattern=CLEANUP_AUTHORITY_PATTERN,
-        description="The cleanup_authority from this Schedule's receipt, unchanged. Opaque: do not build or parse "
-                    "it. Provider post IDs are not accepted.")
+        description="From this Schedule's receipt, unchanged and opaque; provider post IDs are refused.")

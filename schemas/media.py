@@ -154,7 +154,7 @@ BrandId = Annotated[str, PathParam("Brand ID, from get_context.")]
 MediaId = Annotated[str, PathParam("Media ID, from list_media, an upload or an import.")]
 # Printable, no path separators; trimmed by the handler.
 Filename = Annotated[str, Field(min_length=1, max_length=FILENAME_MAX, pattern=r"^[^\x00-\x1f\x7f/\\]+$",
-                                description="File name shown for the media (no slashes), up to 500 characters.")]
+                                description="File name (no slashes), up to 500 characters.")]
 
 
 FolderId = Annotated[Id | None, Field(description="An existing media folder of this brand.")]
@@ -173,10 +173,10 @@ class MediaPath(RequestModel):
 class CreateUploadSessionRequest(RequestModel):
     brand_id: BrandId
     filename: Filename
-    content_type: ContentType = Field(description="One of the supported image and video types.")
+    content_type: ContentType
     size: int = Field(ge=1, le=MAX_ANY_BYTES, description="Exact size of the file in bytes (images up to 50 MiB, "
                                                           "videos up to 1 GiB).")
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the file, 64 lower-case hex digits.")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="64 lower-case hex digits.")
     folder_id: FolderId = None
     description: Description = None
 
@@ -192,7 +192,7 @@ class ImportMediaRequest(RequestModel):
 class RequestUploadUrlRequest(RequestModel):
     brand_id: BrandId
     filename: Filename
-    content_type: ContentType = Field(description="One of the supported image and video types.")
+    content_type: ContentType
     folder_id: FolderId = None
 
 

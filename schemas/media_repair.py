@@ -76,12 +76,12 @@ PlatformKey = Literal[tuple(p.key for p in public_platforms())]  # type: ignore[
 class RepairDerivativeRequest(RequestModel):
     brand_id: BrandId
     media_id: MediaId
-    integration_id: Id = Field(description="The target the option was issued for (preflight's integration_id).")
-    platform: PlatformKey = Field(description="That integration's platform, as in the repair option.")
+    integration_id: Id = Field(description="As in the repair option.")
+    platform: PlatformKey = Field(description="As in the repair option.")
     post_type: str = Field(min_length=1, max_length=40, pattern=r"^[A-Z][A-Z0-9_]*$",
-                           description="The post type the option was issued for, as in the repair option.")
-    mode: RepairMode = Field(description="centre_crop or pad: the mode of the chosen repair option.")
+                           description="As in the repair option.")
+    mode: RepairMode = Field(description="As in the repair option.")
     repair_option_id: str = Field(pattern=r"^ro_[0-9a-f]{32}$",
                                   description="`id` of an available entry of a preflight blocker's repair_options.")
     policy_version: str = Field(min_length=1, max_length=40, pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\.[0-9]+$",
-                                description="The option's policy_version (preflight's validation_version).")
+                                description="As in the repair option.")

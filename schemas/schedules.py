@@ -38,8 +38,7 @@ def _timestamp(value: str) -> str:
 Timestamp = Annotated[str, Field(max_length=64), AfterValidator(_timestamp)]
 BrandId = Annotated[str, PathParam("Brand ID, from get_context or list_brands.")]
 ScheduleId = Annotated[str, PathParam("Schedule ID (sch_...), from create_schedule or list_schedules.")]
-ConfirmId = Annotated[str, Field(max_length=64, description="The same Schedule ID as in the path: a guard against "
-                                                            "acting on the wrong Schedule.")]
+ConfirmId = Annotated[str, Field(max_length=64, description="Must equal schedule_id (a guard against the wrong one).")]
 
 
 # -- requests ---------------------------------------------------------------------------------------------------
@@ -56,24 +55,22 @@ class ConfirmRequest(RequestModel):
 
 
 class RescheduleRequest(ConfirmRequest):
-    scheduled_at: Timestamp = Field(description="The new time: ISO 8601 with an explicit offset or Z, in the "
-                                                "future. Only the time changes.")
+    scheduled_at: Timestamp = Field(description="The new time: ISO 8601 with an offset or Z, in the future.")
 
 
 # `from` is a Python keyword, so this model is built with create_model; read it with getattr(req, "from").
 ListSchedulesRequest = create_model(
     "ListSchedulesRequest", __base__=RequestModel,
     brand_id=(BrandId, ...),
-    **{"from": (str, QueryParam(..., "Window start (inclusive): a UTC timestamp with milliseconds, e.g. "
-                                     "2026-03-01T00:00:00.000Z.", max_length=64))},
+    **{"from": (str, QueryParam(..., "Window start, inclusive (UTC, e.g. 2026-03-01T00:00:00.000Z).",
+                                     max_length=64))},
     to=(str, QueryParam(..., f"Window end (exclusive): after from, at most {WINDOW_MAX_DAYS} days after it.",
                         max_length=64)),
     limit=(int, QueryParam(LIST_DEFAULT, f"Items per page, 1 to {LIST_MAX}.", ge=1, le=LIST_MAX)),
-    cursor=(str | None, QueryParam(None, "next_cursor from the previous page; only valid with the same window, "
-                                         "label and order_direction.", max_length=400)),
-    label=(Id | None, QueryParam(None, "A label ID of this brand: only Schedules whose content item carries it.")),
-    order_direction=(Literal["asc", "desc"], QueryParam("asc", "asc: earliest scheduled time first (default); "
-                                                               "desc: latest first.")),
+    cursor=(str | None, QueryParam(None, "next_cursor of the previous page (same filters).",
+                                         max_length=400)),
+    label=(Id | None, QueryParam(None, "Only Schedules whose content carries this label ID.")),
+    order_direction=(Literal["asc", "desc"], QueryParam("asc", "asc (default): earliest first; desc: latest first.")),
 )
 
 
@@ -178,9 +175,8 @@ class DeletedSchedule(_Out):
 class CreateScheduleRequest(RequestModel):
     brand_id: BrandId
     content_item_id: Id = Field(description="The draft to publish: a content item ID of this brand.")
-    scheduled_at: Timestamp = Field(description="When to publish: ISO 8601 with an explicit offset or Z, in the "
-                                                    "future. Stored as UTC with millisecond precision.")
+    scheduled_at: Timestamp = Field(description="ISO 8601 with an offset or Z, in the future.")
     integration_ids: IntegrationIds
     approval_status: Annotated[ApprovalStatus, Field(
-        description="Never inferred. pending_review: held for review (needs only schedule:write); approved: "
-                    "publishes at scheduled_at (also needs publish:execute); rejected: recorded, never publishes.")]
+        description="Never inferred. pending_review: held for review; approved: publishes at scheduled_at "
+                    "(needs publish:execute); rejected: never publishes.")]

@@ -17,7 +17,7 @@ from server.mcp_server import prompts
 from server.mcp_server.app import package_version
 from server.mcp_server.resources import available as available_resources
 from server.mcp_server.selection import Selection, parse_toolsets
-from server.mcp_server.tools import annotations, endpoint_label, specs
+from server.mcp_server.tools import endpoint_label, hints, specs
 from tools.tool_schemas import envelope_schema, input_schema
 from tools.toolsets import DEFAULT_TOOLSETS, TOOLSETS
 
@@ -103,9 +103,9 @@ def manifest() -> dict[str, Any]:
 
 
 def _hints(ep: Any) -> str:
-    a = annotations(ep)
-    flags = [name for name, on in (("read-only", a.read_only_hint), ("destructive", a.destructive_hint),
-                                   ("idempotent", a.idempotent_hint), ("open-world", a.open_world_hint)) if on]
+    a = hints(ep)  # every hint's value, whether or not the listing spells it out
+    flags = [name for name, on in (("read-only", a["read_only_hint"]), ("destructive", a["destructive_hint"]),
+                                   ("idempotent", a["idempotent_hint"]), ("open-world", a["open_world_hint"])) if on]
     return ", ".join(flags) or "—"
 
 

@@ -299,7 +299,10 @@ def rest_routes(dispatcher: Dispatcher) -> list[Route]:
     grouped: dict[str, list[Endpoint]] = defaultdict(list)
     for ep in catalogue.endpoints():
         grouped[ep.path].append(ep)
-    return [Route(path, _AnyMethod(PathHandler(dispatcher, eps).handle)) for path, eps in grouped.items()]
+    # Literal segments before parameters (`/media/upload-url` before `/media/{media_id}`): routes match in order,
+    # and the catalogue's order is by toolset, which says nothing about paths.
+    paths = sorted(grouped, key=lambda path: [(seg.startswith("{"), seg) for seg in path.split("/")])
+    return [Route(path, _AnyMethod(PathHandler(dispatcher, grouped[path]).handle)) for path in paths]
 
 
 def openapi_route() -> Route:

@@ -103,17 +103,17 @@ async def get_brand(call: Call, req: BrandPath) -> dict:
 ENDPOINTS = [
     Endpoint(
         name="get_context", handler=get_context, method="GET", path="/v1/context", toolset="context",
-        summary="Read this API key's authority: the actor, workspace, granted scopes, brand access and the brands "
-                "it may act on, each with links to its targets, media imports and content items.",
-        guidance="Call this first. Changes nothing. Next: get_brand_context for voice, list_targets for accounts.",
+        summary="Read this key's authority (actor, workspace, scopes) and the brands it may act "
+                "on, each with links.",
+        guidance="Call this first; changes nothing. Then follow a brand's links.",
         request=GetContextRequest, response=out.AgentContext, title="Get agent context", any_key=True,
     ),
     Endpoint(
         name="get_brand_context", handler=get_brand_context, method="GET", path="/v1/brands/{brand_id}/context", toolset="brands",
         scopes=("posts:read",), request=BrandPath, response=out.BrandContext, title="Get brand context",
-        summary="Read a brand's voice and identity: description, category, timezone, logo, colours, fonts, "
-                "custom instructions, voice profile and strategy, default call to action, Link in bio status.",
-        guidance="Read-only. Write drafts in this voice with create_content_item.",
+        summary="Read a brand's voice and identity: description, timezone, colours, fonts, voice "
+                "profile, strategy and call to action.",
+        guidance="Read-only. Write drafts in this voice.",
     ),
     Endpoint(
         name="list_brands", handler=list_brands, method="GET", path="/v1/brands", toolset="brands", scopes=("brands:read",),

@@ -81,7 +81,7 @@ async def list_history(call: Call, req: ListHistoryRequest) -> dict[str, Any]:
 
 ENDPOINTS = [
     Endpoint(
-        name="list_publications", method="GET", path="/v1/brands/{brand_id}/publications", toolset="history",
+        name="list_publications", method="GET", path="/v1/brands/{brand_id}/publications", toolset="publishing",
         handler=list_publications, request=ListPublicationsRequest, response=out.Publication, list_shape="older",
         scopes=("publications:read",), title="List publications",
         summary="List a brand's publication records (one per target of each publish run) in the older page/limit "
@@ -94,9 +94,8 @@ ENDPOINTS = [
         name="list_history", method="GET", path="/v1/brands/{brand_id}/history", toolset="history",
         handler=list_history, request=ListHistoryRequest, response=out.HistoryPage, scopes=("publications:read",),
         title="List publication history",
-        summary="List a brand's publication history, newest first: platform, post name, status, dates and a safe "
-                "public permalink for published posts.",
-        guidance="Read-only; fetches no engagement data and calls no provider. permalink_url is null unless the post "
-                 "is published (and not removed by provider cleanup). Page with page and limit (1 to 50).",
+        summary="List a brand's publication history, newest first, with a public permalink for "
+                "published posts.",
+        guidance="Read-only; calls no provider.",
     ),
 ]

@@ -494,20 +494,17 @@ ENDPOINTS = [
         name="list_targets", handler=list_targets, method="GET", path="/v1/brands/{brand_id}/targets",
         toolset="targets", scopes=("integrations:read",), request=BrandPath, response=out.TargetList,
         title="List targets",
-        summary="List a brand's publishing targets: each connected account with its connection status, whether "
-                "it is schedulable, platform capabilities, blockers and repair actions, plus a disconnected "
-                "discovery row for every supported platform the brand has no account on.",
-        guidance="Read-only; calls no provider and never returns tokens or provider account IDs. Use a "
-                 "schedulable row's integration_id in drafts, preflight and Schedules; for TikTok and Pinterest "
-                 "follow links.dynamic_options first. Accounts are connected by the operator, not the API.",
+        summary="List a brand's publishing targets: each account's status, schedulability, "
+                "capabilities and repairs, plus unconnected platforms.",
+        guidance="Read-only; calls no provider. Use a schedulable row's integration_id; for "
+                 "TikTok and Pinterest read links.dynamic_options first.",
     ),
     Endpoint(
         name="list_integrations", handler=list_integrations, method="GET", path="/v1/brands/{brand_id}/integrations",
         toolset="targets", scopes=("integrations:read",), request=ListIntegrationsRequest, response=out.Integration,
         list_shape="older", title="List integrations",
         summary="List a brand's connected accounts in the older page/limit shape, oldest first.",
-        guidance="Read-only; never returns tokens or provider account IDs. list_targets adds readiness, "
-                 "capabilities and repair actions.",
+        guidance="Read-only; never returns tokens. list_targets adds readiness and repairs.",
     ),
     Endpoint(
         name="get_integration", handler=get_integration, method="GET",
@@ -515,30 +512,26 @@ ENDPOINTS = [
         request=IntegrationPath, response=out.Integration, title="Get integration",
         summary="Read one connected account of a brand: platform, status, display name, username, avatar and "
                 "permissions.",
-        guidance="Read-only; never returns tokens or provider account IDs. Integrations are managed by the "
-                 "operator; the API cannot change them.",
+        guidance="Read-only; never returns tokens or provider account IDs.",
     ),
     Endpoint(
         name="get_target_dynamic_options", handler=get_target_dynamic_options, method="GET",
         path="/v1/brands/{brand_id}/targets/{integration_id}/dynamic-options", toolset="targets",
         scopes=("integrations:read",), request=IntegrationPath, response=out.DynamicOptions, open_world=True,
         title="Get target dynamic options",
-        summary="Read a TikTok target's creator privacy levels and interaction constraints, or a Pinterest "
-                "target's boards, live from the connected account.",
-        guidance="Reads the provider now, never a cache; never refreshes credentials, takes no lease, changes "
-                 "nothing. Failures are explicit errors, never stale choices. Present the options and carry the "
-                 "chosen value into the draft (never guess a privacy level). If the credential has expired, call "
-                 "refresh_target_dynamic_options.",
+        summary="Read a TikTok target's privacy levels, or a Pinterest target's boards, live from "
+                "the provider.",
+        guidance="Never cached or guessed; changes nothing. Carry the chosen value into the "
+                 "draft. Expired: refresh_target_dynamic_options.",
     ),
     Endpoint(
         name="refresh_target_dynamic_options", handler=refresh_target_dynamic_options, method="POST",
         path="/v1/brands/{brand_id}/targets/{integration_id}/dynamic-options", toolset="targets",
         scopes=("integrations:write",), request=IntegrationPath, response=out.DynamicOptions, open_world=True,
         title="Refresh target dynamic options",
-        summary="Refresh a TikTok or Pinterest target's live choices, rotating its stored credential when the "
-                "provider issues a new one.",
-        guidance="Body exactly {}; takes no idempotency key. May rotate stored credentials or mark the account "
-                 "for reconnection; changes no content, creates no Schedule, submits no post and never returns "
-                 "a credential. Prefer get_target_dynamic_options unless the credential needs refreshing.",
+        summary="Refresh a TikTok or Pinterest target's live choices, rotating its credential if "
+                "the provider issues one.",
+        guidance="Body {}. Changes no content, never returns a credential. Prefer "
+                 "get_target_dynamic_options.",
     ),
 ]

@@ -107,17 +107,19 @@ def error_schema() -> dict[str, Any]:
 
 # -- lean listings (MCP `tools/list`) ---------------------------------------------------------------------
 # The full schemas above stay the REST contract (OpenAPI, response validation). An MCP client loads every
-# listed schema into its agent's context, so a tool lists a lean view: the top-level shape with types and
-# keys, and nothing deeper. Each lean schema only loosens the full one (a value valid against the full
-# schema is valid against the lean one); the dispatcher still validates every argument with the request
-# model and every result with the full envelope schema, so nothing the server enforces is lost.
+# listed schema into its agent's context, so a tool lists a lean view (issue 17):
+# - input: top-level fields with their types, allowed values, descriptions and which are required; an object
+#   field names its keys (with allowed values); a platform's settings name their keys once, in the first tool
+#   that takes them, and the rules live in the settings-schema resource;
+# - output: the envelope's `data` with the names of its top-level keys.
+# Each lean schema only loosens the full one (a value valid against the full schema is valid against the lean
+# one); the dispatcher still validates every argument with the request model and every result with the full
+# envelope schema, so nothing the server enforces is lost: a violation comes back as an `issues[]` entry naming
+# the exact field and rule.
 
 SETTINGS_SUFFIX = "_settings"
 SETTINGS_SCHEMA_URI = "socialpub://platforms/{platform}/settings-schema"
-# Bounds, patterns and defaults are enforced (and named in error issues) by the server; a listing keeps the
-# facts an agent chooses by: types, enumerations, descriptions, which fields are required.
-_KEEP = ("type", "enum", "const")
-LISTED_IDEMPOTENCY_NOTE = "Retry key (e.g. a UUID): the same key and input return the stored result."
+_TYPE_OF = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}
 
 
 def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
@@ -145,102 +147,106 @@ def _types(node: dict[str, Any], defs: dict[str, Any]) -> list[str] | None:
         return out
     values = node.get("enum") or ([node["const"]] if "const" in node else None)
     if values:
-        names = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}
-        found = [names.get(type(v)) for v in values]
+        found = [_TYPE_OF.get(type(v)) for v in values]
         return None if None in found else list(dict.fromkeys(found))  # type: ignore[arg-type]
     return None
 
 
-def _lean(node: Any, defs: dict[str, Any], depth: int, keys_to: int, notes_to: int) -> dict[str, Any]:
-    """Keep property names down to depth `keys_to` and descriptions down to `notes_to`; below, only types."""
+def _typed(types_: list[str] | None) -> dict[str, Any]:
+    if not types_:
+        return {}
+    return {"type": types_[0] if len(types_) == 1 else types_}
+
+
+def _shape(node: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    """A node's type and, where it has them, its allowed values (`enum`/`const`, with null where it is optional)."""
     if not isinstance(node, dict):
         return {}
     node = _resolve(node, defs)
-    keep = _KEEP if depth <= notes_to else ("type", "enum", "const") if depth <= keys_to else ("type",)
-    out: dict[str, Any] = {k: node[k] for k in keep if k in node}
-    if depth <= notes_to and node.get("description"):
-        out["description"] = node["description"]
-    if depth > keys_to:
-        if "type" not in out:
-            found = _types(node, defs)
-            if found:
-                out["type"] = found[0] if len(found) == 1 else found
-        return out
+    out = _typed(_types(node, defs))
+    values = node.get("enum") or (None if "const" not in node else [node["const"]])
     branches = node.get("anyOf") or node.get("oneOf")
-    if branches:
-        # oneOf becomes anyOf: loosened branches may overlap, which oneOf would reject.
-        leaned = [_lean(b, defs, depth, keys_to, notes_to) for b in branches]
-        simple = [b for b in leaned if set(b) <= {"type"}]
-        if len(simple) == len(leaned):
-            types_ = [t for b in leaned for t in (b["type"] if isinstance(b["type"], list) else [b["type"]])]
-            out["type"] = types_[0] if len(types_) == 1 else list(dict.fromkeys(types_))
-        elif len(leaned) == 2 and {"type": "null"} in leaned:
-            # `X or null`, pydantic's Optional: X's shape with "null" added to its type.
-            other = dict(next(b for b in leaned if b != {"type": "null"}))
-            kind = other.get("type")
-            if kind is None:
-                out["anyOf"] = leaned
-            else:
-                other["type"] = (kind if isinstance(kind, list) else [kind]) + ["null"]
-                for key in ("enum", "const"):
-                    other.pop(key, None)
-                out = {**other, **{k: v for k, v in out.items() if k != "type"}}
-        else:
-            out["anyOf"] = leaned
-        return out
-    if "properties" in node:
-        out["properties"] = {k: _lean(v, defs, depth + 1, keys_to, notes_to) for k, v in node["properties"].items()}
-        if node.get("required") and (notes_to >= 0 or depth == 0):
-            out["required"] = list(node["required"])
-    if node.get("additionalProperties") is False and notes_to >= 0:
-        out["additionalProperties"] = False
-    elif isinstance(node.get("additionalProperties"), dict):
-        out["additionalProperties"] = _lean(node["additionalProperties"], defs, depth + 1, keys_to, notes_to)
-    if isinstance(node.get("items"), dict) and depth <= max(notes_to, 1):
-        # An array's items sit at the array's own level: a list result still shows its items' keys.
-        out["items"] = _lean(node["items"], defs, depth, keys_to, notes_to)
-    if "type" not in out:
-        found = _types(node, defs)
-        if found:
-            out["type"] = found[0] if len(found) == 1 else found
+    if values is None and branches:
+        # `X or null` (pydantic's Optional) of an enumeration: its values and null.
+        found = [_resolve(b, defs) for b in branches]
+        enums = [b.get("enum") or ([b["const"]] if "const" in b else None) for b in found if b.get("type") != "null"]
+        if len(enums) == 1 and enums[0] is not None and len(found) == 2:
+            values = [*enums[0], None]
+    if values is not None:
+        out["enum"] = values
     return out
 
 
-def _settings_note(name: str) -> str | None:
-    if not name.endswith(SETTINGS_SUFFIX):
-        return None
-    return SETTINGS_SCHEMA_URI.replace("{platform}", name[: -len(SETTINGS_SUFFIX)])
+def _names(node: dict[str, Any], defs: dict[str, Any], values: bool = True) -> dict[str, Any]:
+    """An object's keys, each with only its allowed values if it is an enumeration (`values`), else `{}`: below the
+    top level a listing names keys; their types and rules are the server's (and the resources')."""
+    node = _resolve(node, defs)
+    branches = [_resolve(b, defs) for b in node.get("anyOf") or node.get("oneOf") or [node]]
+    fields = next((b["properties"] for b in branches if isinstance(b.get("properties"), dict)), None)
+    if fields is None:
+        return {}
+    keys = {}
+    for key, value in fields.items():
+        shape = _shape(value, defs) if values else {}
+        keys[key] = {"enum": shape["enum"]} if "enum" in shape else {}
+    return keys
+
+
+def has_settings(ep: Endpoint) -> bool:
+    return any(name.endswith(SETTINGS_SUFFIX) for name in input_schema(ep).get("properties", {}))
+
+
+def settings_keys_from(ep: Endpoint) -> Endpoint | None:
+    """The tool that lists the settings keys, when `ep` takes settings but is not it: the first catalogue endpoint
+    taking settings lists each platform's keys once; the others point to it (a repeated sub-schema, deduped)."""
+    from tools import catalogue  # the catalogue imports the areas, which import this module
+
+    first = next((e for e in catalogue.endpoints() if has_settings(e)), None)
+    return first if first is not None and first is not ep and has_settings(ep) else None
 
 
 @cache
 def listed_input_schema(ep: Endpoint) -> dict[str, Any]:
-    """The MCP tool input: top-level fields with their descriptions, the keys (with types) of object fields."""
+    """The MCP tool input: top-level fields with types, allowed values and descriptions; an object field names its
+    keys (a platform's settings: which keys exist; their rules are the settings-schema resource's)."""
     full = input_schema(ep)
     defs = full.get("$defs", {})
-    out = _lean({k: v for k, v in full.items() if k not in ("$defs", "properties")}, defs, 0, 1, 1)
-    out["properties"] = {}
+    props: dict[str, Any] = {}
+    shared = settings_keys_from(ep) is not None
     for name, prop in full.get("properties", {}).items():
-        uri = _settings_note(name)
-        # A platform's settings list their keys and types; the rules live in the settings-schema resource.
-        out["properties"][name] = _lean(prop, defs, 1, 2 if uri else 1, 1)
-        if uri:
-            out["properties"][name]["description"] = f"Rules: {uri}"
-    if "idempotency_key" in out["properties"]:
-        out["properties"]["idempotency_key"]["description"] = LISTED_IDEMPOTENCY_NOTE
+        props[name] = _shape(prop, defs)
+        keys = {} if shared and name.endswith(SETTINGS_SUFFIX) else _names(prop, defs)
+        if keys:
+            props[name]["properties"] = keys
+        elif "array" in _types(prop, defs) or []:
+            item = _shape(_resolve(prop, defs).get("items", {}), defs)
+            if item:
+                props[name]["items"] = item
+        note = _resolve(prop, defs).get("description")
+        # A path ID comes from a link or an earlier result; settings' rules are named by the tool description.
+        if note and name not in ep.path_params and not name.endswith(SETTINGS_SUFFIX):
+            props[name]["description"] = note
+    if ep.idempotency != "none":  # how to use it: the server instructions, once
+        props["idempotency_key"] = {"type": "string"}
+    # Unknown arguments are refused by the server (400, an UNKNOWN_FIELD issue naming the key), as on REST.
+    out: dict[str, Any] = {"type": "object", "properties": props}
     if full.get("required"):
         out["required"] = list(full["required"])
-    out["type"] = "object"
-    out["additionalProperties"] = False
     return out
 
 
 @cache
 def listed_output_schema(ep: Endpoint) -> dict[str, Any]:
-    """The MCP output schema: the envelope and the payload's top-level keys with their types."""
-    full = envelope_schema(ep)
-    defs = full.get("$defs", {})
-    out = _lean({k: v for k, v in full.items() if k != "$defs"}, defs, 0, keys_to=1, notes_to=-1)
-    out["properties"]["success"] = {"const": True}
-    out["properties"]["meta"] = {"type": "object"}
-    out["type"] = "object"
-    return out
+    """The MCP output schema: the envelope's `data` with the names of the payload's top-level keys. Every
+    structuredContent the server returns validates against it, errors included: `success`,
+    `meta`, `pagination` (older lists) and `error` are described once, in the server instructions, rather than
+    in every tool."""
+    payload = payload_schema(ep)
+    defs = payload.get("$defs", {})
+    data = _shape(payload, defs)
+    keys = _names(payload.get("items", payload) if ep.list_shape == "older" else payload, defs, values=False)
+    if keys and ep.list_shape == "older":
+        data["items"] = {"type": "object", "properties": keys}
+    elif keys:
+        data["properties"] = keys
+    return {"type": "object", "properties": {"data": data}}

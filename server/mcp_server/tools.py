@@ -17,7 +17,13 @@ from schemas.errors import ApiError
 from server.dispatch import Outcome, new_request_id
 from tools import catalogue
 from tools.endpoint import Endpoint
-from tools.tool_schemas import listed_input_schema, listed_output_schema
+from tools.tool_schemas import (
+    SETTINGS_SCHEMA_URI,
+    has_settings,
+    listed_input_schema,
+    listed_output_schema,
+    settings_keys_from,
+)
 
 META_PREFIX = "socialpub/"
 
@@ -28,8 +34,15 @@ def endpoint_label(ep: Endpoint) -> str:
     return f"{ep.method} {ep.path}"
 
 
-def title(ep: Endpoint) -> str:
-    return ep.title or ep.name.replace("_", " ").capitalize()
+_FILLER = {"a", "an", "the", "of"}
+
+
+def title(ep: Endpoint) -> str | None:
+    """The display title, listed only where it says more than the name (clients show the name otherwise)."""
+    if not ep.title:
+        return None
+    words = [w for w in ep.title.lower().replace("-", " ").split() if w not in _FILLER]
+    return None if words == ep.name.split("_") else ep.title
 
 
 def authority(ep: Endpoint) -> str:
@@ -41,23 +54,33 @@ def authority(ep: Endpoint) -> str:
     return " ".join(parts)
 
 
-def idempotency_note(ep: Endpoint) -> str:
-    if ep.idempotency == "required":
-        return "New idempotency_key per request; reuse it only to retry (replays the stored result)."
-    if ep.idempotency == "optional":
-        return "Send an idempotency_key to make retries safe; without one, calling twice acts twice."
-    return ""
+def _released(ep: Endpoint) -> str:
+    """The tool of the released shape of a variant's route."""
+    for other in catalogue.endpoints():
+        if other.variant is None and (other.method, other.path) == (ep.method, ep.path):
+            return other.name
+    return endpoint_label(ep)
+
+
+# Words by which a description already says that the tool changes nothing.
+_SAYS_READ_ONLY = ("never", "changes nothing", "read-only", "write-free", "creates nothing")
 
 
 def description(ep: Endpoint) -> str:
-    """What it does, what it never does and what to call next, who may call it, how to retry it."""
+    """What it does, what it never does and what to call next, and where the settings rules are. Who may call it
+    is the listing's job (a key sees the tools its scopes allow; a refusal names the scopes), how to retry is
+    the idempotency_key's own description, and the annotations say the rest."""
     parts = [ep.summary, ep.guidance]
-    if ep.changes_nothing and "never" not in f"{ep.summary} {ep.guidance}".lower():
-        parts.append("Read-only: never changes anything.")
+    if ep.changes_nothing and not any(w in f"{ep.summary} {ep.guidance}".lower() for w in _SAYS_READ_ONLY):
+        parts.append("Changes nothing.")
+    if has_settings(ep):
+        shared = settings_keys_from(ep)
+        keys = f"keys as in {shared.name}; " if shared else ""
+        parts.append(f"<platform>_settings: {keys}rules in {SETTINGS_SCHEMA_URI}.")
     if ep.variant:
-        parts.append(f"This is the {ep.variant} response shape of {endpoint_label(ep)}; prefer the released shape "
-                     f"unless a client needs this one.")
-    parts += [authority(ep), idempotency_note(ep)]
+        parts.append(f"The {ep.variant} response shape; prefer {_released(ep)}.")
+    if ep.roles:
+        parts.append(f"Role {' or '.join(ep.roles)}.")
     return " ".join(p.strip() for p in parts if p and p.strip())
 
 
@@ -68,21 +91,38 @@ def idempotent(ep: Endpoint) -> bool:
     return ep.changes_nothing or ep.method in ("PUT", "DELETE") or ep.idempotency == "required"
 
 
+# The spec's defaults for absent hints (readOnly false, destructive true, idempotent false, openWorld true):
+# a hint is listed only where it differs, and destructive/idempotent only for tools that change something.
+_HINT_DEFAULTS = {"read_only_hint": False, "destructive_hint": True, "idempotent_hint": False,
+                  "open_world_hint": True}
+
+
+def hints(ep: Endpoint) -> dict[str, bool]:
+    """Every hint's value for the endpoint (what a client concludes from the listed annotations)."""
+    return {
+        "read_only_hint": ep.changes_nothing,
+        "destructive_hint": not ep.changes_nothing and (ep.destructive or ep.method == "DELETE"),
+        "idempotent_hint": idempotent(ep),
+        "open_world_hint": ep.open_world,
+    }
+
+
 def annotations(ep: Endpoint) -> types.ToolAnnotations:
-    return types.ToolAnnotations(  # the title is the tool's own `title`, not repeated here
-        read_only_hint=ep.changes_nothing,
-        destructive_hint=not ep.changes_nothing and (ep.destructive or ep.method == "DELETE"),
-        idempotent_hint=idempotent(ep),
-        open_world_hint=ep.open_world,
-    )
+    """The hints that differ from the spec's defaults (the title is the tool's own `title`, not repeated)."""
+    values = hints(ep)
+    listed = {k: v for k, v in values.items() if v != _HINT_DEFAULTS[k]}
+    if ep.changes_nothing:  # destructive and idempotent mean nothing for a read-only tool
+        listed.pop("destructive_hint", None)
+        listed.pop("idempotent_hint", None)
+    return types.ToolAnnotations(**listed)
 
 
 def tool_meta(ep: Endpoint) -> dict[str, Any]:
-    meta: dict[str, Any] = {f"{META_PREFIX}endpoint": endpoint_label(ep), f"{META_PREFIX}toolset": ep.toolset}
+    """The route a tool serves (links name routes, so an agent maps a link to its tool) and its variant.
+    Scopes are in the description; the toolset is docs/tools.md's."""
+    meta: dict[str, Any] = {f"{META_PREFIX}endpoint": endpoint_label(ep)}
     if ep.variant:
         meta[f"{META_PREFIX}variant"] = ep.variant
-    if not ep.public:
-        meta[f"{META_PREFIX}required_scopes"] = list(ep.scopes)
     return meta
 
 

@@ -1,6 +1,6 @@
-"""An agent that knows only `get_context` walks to a published post by the results alone: it follows `links`
-(and `next_actions`) and picks each tool by the `_meta["socialpub/endpoint"]` a link names, never by a
-hard-coded tool name."""
+"""An agent that knows only `get_context` walks to a published post by the results alone: it follows `links`,
+`next_actions` and, when preflight blocks, each blocker's `repair_action` and `field_path`, and picks each tool by
+the `_meta["socialpub/endpoint"]` a link names, never by a hard-coded tool name."""
 
 from __future__ import annotations
 
@@ -45,14 +45,25 @@ class Agent:
         self.called.append(tool)
         return envelope(await self.client.call_tool(tool, args or {}))
 
-    async def follow(self, link: dict[str, Any], **args: Any) -> dict[str, Any]:
+    async def follow(self, link: dict[str, Any], method: str | None = None, **args: Any) -> dict[str, Any]:
+        """Call the listed tool serving the link's route; `method` acts on the resource the link names (e.g. PATCH
+        on an item's `self`), as a REST client would."""
         url = urlsplit(link["href"])
-        method = link.get("method", "GET")
+        method = method or link.get("method", "GET")
         for m, pattern, name in self.routes:
             found = pattern.match(url.path)
             if m == method and found:
                 return await self.call(name, {**found.groupdict(), **dict(parse_qsl(url.query)), **args})
         raise AssertionError(f"no listed tool serves {method} {link['href']}")
+
+
+def repair(blocker: dict[str, Any]) -> dict[str, Any]:
+    """What this agent knows how to fix, read from the blocker alone: its repair_action and field_path."""
+    action = blocker["repair_action"]
+    if action["action"] == "add_platform_settings":
+        assert "{}" in action["guidance"], action  # "an empty object {} applies the defaults"
+        return {blocker["field_path"].removeprefix("$."): {}}
+    raise AssertionError(f"the walk does not expect {action}")
 
 
 async def test_agent_reaches_a_published_post_by_links_alone(world) -> None:
@@ -68,23 +79,38 @@ async def test_agent_reaches_a_published_post_by_links_alone(world) -> None:
 
         targets = (await agent.follow(chosen["links"]["targets"]))["data"]["targets"]
         target = next(t for t in targets if t["schedulable"] and t["platform"] == "bluesky")
-        settings_key = target["capabilities"]["settings_key"]
 
+        # A first draft without the platform's settings: preflight blocks it, and the results say how to fix it.
         created = await agent.follow(chosen["links"]["content_items"], name="Walked by links",
                                      single_copy={"caption": "Hello from an agent that reads links."},
                                      intended_integration_ids=[target["integration_id"]],
-                                     idempotency_key=str(uuid.uuid4()), **{settings_key: {}})
+                                     idempotency_key=str(uuid.uuid4()))
         assert created["success"], created["error"].get("issues")
-        item = created["data"]["content_item"] if "content_item" in created["data"] else created["data"]
-        links = created["data"].get("links") or item.get("links") or {}
-        assert "preflight" in links, sorted(links)
+        item = created["data"]["content_item"]
+        links = created["data"]["links"]
+        (step,) = created["data"]["next_actions"]
+        assert step["action"] == "preflight_content", step
+        ask = dict(integration_ids=step["integration_ids"], scheduled_at=WHEN, approval_status="approved")
 
-        pre = await agent.follow(links["preflight"], integration_ids=[target["integration_id"]],
-                                 scheduled_at=WHEN, approval_status="approved")
+        pre = await agent.follow(links["preflight"], **ask)
+        assert pre["success"] and pre["data"]["can_schedule"] is False, pre
+        assert "create_schedule" not in pre["data"]["links"]
+        assert any("preflight again" in n for n in pre["data"]["next_actions"]), pre["data"]["next_actions"]
+        fixes: dict[str, Any] = {}
+        for blocker in pre["data"]["blockers"]:
+            fixes.update(repair(blocker))
+        assert fixes == {target["capabilities"]["settings_key"]: {}}
+
+        # The draft is edited where the brand's content list says it lives (its `self` link), then preflight again.
+        listed = (await agent.follow(chosen["links"]["content_items"], method="GET"))["data"]["items"]
+        own = next(i for i in listed if i["id"] == item["id"])
+        edited = await agent.follow(own["links"]["self"], method="PATCH", **fixes)
+        assert edited["success"], edited["error"].get("issues")
+        pre = await agent.follow(pre["data"]["links"]["self"], **ask)
         assert pre["success"] and pre["data"]["can_schedule"] is True, pre
-        scheduled = await agent.follow(pre["data"]["links"]["create_schedule"],
-                                       content_item_id=item["id"], integration_ids=[target["integration_id"]],
-                                       scheduled_at=WHEN, approval_status="approved",
+        assert pre["data"]["blockers"] == []
+
+        scheduled = await agent.follow(pre["data"]["links"]["create_schedule"], content_item_id=item["id"], **ask,
                                        idempotency_key=str(uuid.uuid4()))
         assert scheduled["success"], scheduled["error"].get("issues")
         schedule = scheduled["data"]["schedule"]
@@ -98,5 +124,5 @@ async def test_agent_reaches_a_published_post_by_links_alone(world) -> None:
         assert published["state"] == "published"
     # Only get_context was chosen by name; every other tool came from a link.
     assert agent.called[0] == "get_context" and "get_context" not in agent.called[1:]
-    assert {"list_targets", "create_content_item", "preflight_content", "create_schedule", "get_schedule"} <= set(
-        agent.called)
+    assert agent.called[1:] == ["list_targets", "create_content_item", "preflight_content", "list_content_items",
+                                "update_content_item", "preflight_content", "create_schedule", "get_schedule"]

@@ -2,7 +2,8 @@
 
 The listed schemas (tools/tool_schemas.py `listed_*`) only loosen the full REST schemas; real results are
 checked against the listed output schema by the in-memory client (legacy mode validates structuredContent) in
-every MCP test, and explicitly in tests/mcp/test_parity.py.
+every MCP test, and explicitly, for every tool, in tests/mcp/test_output_schemas.py. bench/tool_list_size.py
+measures the listing as a client receives it (every page over the in-process client).
 """
 
 from __future__ import annotations
@@ -14,11 +15,15 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from server.mcp_server import tools as mcp_tools
+from server.mcp_server.selection import Selection, parse_toolsets
 from tools import catalogue
+from tools.tool_schemas import SETTINGS_SCHEMA_URI, input_schema
 
 ENDPOINTS = catalogue.endpoints()
 # No tool may silently grow back: a listed tool (description, schemas, annotations, _meta) stays under this.
-TOOL_CAP_BYTES = 9_216
+TOOL_CAP_BYTES = 6 * 1024
+# issue 17's budgets for the whole listing (bench/tool_list_size.py adds the pages' few bytes of envelope).
+BUDGETS = {"default": 40 * 1024, "all": 120 * 1024}
 
 
 def listed_bytes(name: str) -> int:
@@ -31,17 +36,63 @@ def test_each_tool_is_capped(ep) -> None:
     assert listed_bytes(ep.name) <= TOOL_CAP_BYTES
 
 
+def keywords(node: dict) -> set[str]:
+    """The JSON Schema keywords used anywhere in a schema (property names are not keywords)."""
+    found = set(node)
+    for key, value in node.items():
+        children = value.values() if key == "properties" else [value] if key in ("items", "additionalProperties") else []
+        for child in children:
+            if isinstance(child, dict):
+                found |= keywords(child)
+    return found
+
+
+def test_the_listing_fits_its_budgets() -> None:
+    endpoints = [s.endpoint for s in mcp_tools.specs().values()]
+    for label, selection in (("default", Selection()), ("all", Selection(toolsets=parse_toolsets("all")))):
+        total = sum(listed_bytes(ep.name) for ep in selection.listed(endpoints, None))
+        assert total <= BUDGETS[label] - 1024, (label, total)  # a KB left for the pages' envelopes
+
+
 @pytest.mark.parametrize("ep", ENDPOINTS, ids=lambda e: e.name)
 def test_listed_schemas_are_valid_and_point_to_settings_rules(ep) -> None:
     tool = mcp_tools.specs()[ep.name].tool
     for schema in (tool.input_schema, tool.output_schema):
         Draft202012Validator.check_schema(schema)
         assert "$defs" not in schema and "$ref" not in json.dumps(schema)
-    for name, prop in tool.input_schema["properties"].items():
-        if name.endswith("_settings"):
-            platform = name.removesuffix("_settings")
-            assert prop["description"] == f"Rules: socialpub://platforms/{platform}/settings-schema"
-            assert prop["properties"], "the platform's keys are listed"
+        assert not {"title", "default", "$defs", "anyOf", "oneOf"} & keywords(schema)
+    settings = [n for n in tool.input_schema["properties"] if n.endswith("_settings")]
+    # Which platforms: every settings field of the REST body is listed, typed at the top level.
+    assert settings == [n for n in input_schema(ep)["properties"] if n.endswith("_settings")]
+    for name in settings:
+        assert "object" in tool.input_schema["properties"][name]["type"]
+    if settings:  # the rules are one resource read away, and the description says where
+        assert SETTINGS_SCHEMA_URI in tool.description
+
+
+def test_settings_keys_are_listed_once() -> None:
+    """Which keys each platform's settings take: listed by the first tool taking settings; the others say so."""
+    taking = [s for s in mcp_tools.specs().values() if any(n.endswith("_settings") for n in s.tool.input_schema["properties"])]
+    first, *others = taking
+    assert first.name == "create_content_item"
+    tiktok = first.tool.input_schema["properties"]["tiktok_settings"]["properties"]
+    assert {"privacy_level", "media_ids", "agreed_to_terms"} <= set(tiktok)
+    assert tiktok["post_type"] == {"enum": ["VIDEO", "IMAGE", "CAROUSEL"]}
+    for spec in others:
+        assert "keys as in create_content_item" in spec.tool.description
+        assert "properties" not in spec.tool.input_schema["properties"]["tiktok_settings"]
+
+
+def test_lean_schemas_only_loosen() -> None:
+    """A body the REST schema accepts is accepted by the listed schema (the server keeps every rule)."""
+    tool = mcp_tools.specs()["create_content_item"].tool
+    body = {"brand_id": "brd_x", "name": "n", "copy_mode": "single", "single_copy": {"caption": "c"},
+            "tiktok_settings": {"post_type": "VIDEO", "privacy_level": None}, "x_settings": None,
+            "label_ids": [], "idempotency_key": "k"}
+    assert not list(Draft202012Validator(tool.input_schema).iter_errors(body))
+    # ...and its top level still refuses what no body can be
+    assert list(Draft202012Validator(tool.input_schema).iter_errors({"brand_id": "b"}))  # name is required
+    assert list(Draft202012Validator(tool.input_schema).iter_errors({**body, "copy_mode": "both"}))
 
 
 # What a tool never does, said in one of these words ("Never publishes", "calls no provider", "changes nothing").

@@ -32,27 +32,47 @@ def test_every_endpoint_is_one_tool_derived_from_its_declaration(ep) -> None:
     assert tool.input_schema == listed_input_schema(ep)
     assert tool.output_schema == listed_output_schema(ep)
     assert ep.summary in tool.description and (ep.guidance or "") in tool.description
-    assert ("Public" in tool.description) if ep.public else any(s in tool.description for s in ep.scopes) or ep.any_key
-    a = tool.annotations
+    a = effective_hints(tool.annotations)
     # GET and write-free POSTs (preflight) change nothing: read-only, idempotent, never destructive
-    assert a.read_only_hint is (ep.method == "GET" or ep.write_free)
-    assert a.destructive_hint is (not a.read_only_hint and (ep.destructive or ep.method == "DELETE"))
-    assert a.idempotent_hint is (a.read_only_hint or ep.method in ("PUT", "DELETE") or ep.idempotency == "required")
-    assert a.open_world_hint is ep.open_world
-    assert tool.title
-    assert tool.meta["socialpub/endpoint"] == f"{ep.method} {ep.path}"
-    assert tool.meta.get("socialpub/variant") == ep.variant
+    assert a["readOnlyHint"] is (ep.method == "GET" or ep.write_free)
+    if not a["readOnlyHint"]:  # the spec: destructive and idempotent mean something only for tools that write
+        assert a["destructiveHint"] is (ep.destructive or ep.method == "DELETE")
+        assert a["idempotentHint"] is (ep.method in ("PUT", "DELETE") or ep.idempotency == "required")
+    assert a["openWorldHint"] is ep.open_world
+    assert tool.title is None or tool.title == ep.title
+    assert tool.meta == {"socialpub/endpoint": f"{ep.method} {ep.path}",
+                         **({"socialpub/variant": ep.variant} if ep.variant else {})}
     if ep.idempotency != "none":
-        assert "idempotency_key" in tool.description
+        assert tool.input_schema["properties"]["idempotency_key"] == {"type": "string"}
+        assert ("idempotency_key" in tool.input_schema.get("required", [])) is (ep.idempotency == "required")
+
+
+# The MCP spec's value of each hint a tool leaves out.
+HINT_DEFAULTS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True}
+
+
+def effective_hints(annotations: types.ToolAnnotations | None) -> dict[str, bool]:
+    listed = annotations.model_dump(by_alias=True, exclude_none=True) if annotations else {}
+    return {**HINT_DEFAULTS, **listed}
+
+
+def test_annotations_list_only_what_differs_from_the_spec_defaults() -> None:
+    for spec in mcp_tools.specs().values():
+        listed = spec.tool.annotations.model_dump(by_alias=True, exclude_none=True)
+        assert all(listed[k] != HINT_DEFAULTS[k] for k in listed), (spec.name, listed)
+        if listed.get("readOnlyHint"):
+            assert not {"destructiveHint", "idempotentHint"} & set(listed), spec.name
+    # a read that reaches a provider is still open-world: its hint is not listed (the default is true)
+    assert effective_hints(mcp_tools.specs()["get_target_dynamic_options"].tool.annotations)["openWorldHint"]
+    assert effective_hints(mcp_tools.specs()["get_schedule"].tool.annotations)["openWorldHint"] is False
 
 
 def test_probe_write_tool_annotations_and_idempotency_note(monkeypatch) -> None:
     install_probe(monkeypatch)
     tool = mcp_tools.specs()["create_probe"].tool
-    assert tool.annotations.read_only_hint is False and tool.annotations.idempotent_hint is True
-    assert tool.annotations.destructive_hint is False
+    a = effective_hints(tool.annotations)
+    assert a["readOnlyHint"] is False and a["idempotentHint"] is True and a["destructiveHint"] is False
     assert "idempotency_key" in tool.input_schema["required"]
-    assert "reuse it only to retry" in tool.description
     assert tool.meta["socialpub/endpoint"] == "POST /v1/probe"
 
 

@@ -114,24 +114,23 @@ ENDPOINTS = [
         name="list_drafts", method="GET", path="/v1/brands/{brand_id}/drafts", toolset="content",
         handler=list_drafts, request=ListDraftsRequest, response=sc.DraftList, scopes=("posts:read",),
         title="List drafts",
-        summary="List up to 50 unused drafts of a brand, most recently updated first, with caption preview, media "
-                "count, thumbnail and intended accounts.",
-        guidance="Read-only. Scheduled, queued or published content is not listed. Filter with label (a label ID).",
+        summary="List up to 50 unused drafts of a brand, newest first, with caption preview, "
+                "media and intended accounts.",
+        guidance="Read-only; scheduled or published content is not listed.",
     ),
     Endpoint(
         name="update_draft", method="PATCH", path=DRAFT_PATH, toolset="content", handler=update_draft,
         request=sc.UpdateDraftRequest, response=sc.DraftWrite, scopes=("posts:write",), idempotency="required",
         title="Update draft",
         summary="Rename an unused draft and/or replace its single shared caption (an empty caption clears it).",
-        guidance="Needs confirm_draft_id equal to the path ID and an idempotency key. Media and settings are "
-                 "unchanged; scheduled, queued or published content is refused (409). Calls no provider.",
+        guidance="Media and settings are unchanged; used content is refused (409). Calls no "
+                 "provider.",
     ),
     Endpoint(
         name="delete_draft", method="DELETE", path=DRAFT_PATH, toolset="content", handler=delete_draft,
         request=sc.DeleteDraftRequest, response=sc.DraftWrite, scopes=("posts:write",), idempotency="required",
         destructive=True, title="Delete draft",
         summary="Delete an unused draft; its media stay in the media library.",
-        guidance="Needs confirm_draft_id equal to the path ID and an idempotency key. Scheduled, queued or "
-                 "published content is refused (409); never removes a post from a social account.",
+        guidance="Used content is refused (409); never removes a post from a social account.",
     ),
 ]

@@ -246,15 +246,14 @@ ENDPOINTS = [
         name="create_content_item", method="POST", path=CONTENT_ITEM_PATH, toolset="content",
         handler=create_content_item, request=sc.CreateContentItemRequest, response=sc.CreatedContentItem,
         scopes=("posts:write",), idempotency="optional", status=201, title="Create content item (draft)",
-        summary="Create a draft content item: name, copy (one shared copy or per-platform copy), platform settings, "
-                "intended integrations, labels and ready media.",
-        guidance=f"{NO_SIDE_EFFECTS} The body is strict: unknown or camelCase keys, padded IDs, duplicate IDs and "
-                 "ID lists not sorted ascending are refused, never corrected. Attach only media whose "
-                 "readiness.ready_for_content is true. Next: preflight_content with the intended integration IDs.",
+        summary="Create a draft: name, copy, platform settings, intended integrations, labels and "
+                "ready media.",
+        guidance="Strict body: unknown keys, unsorted or duplicate IDs are refused, never "
+                 "corrected. Publishes nothing. Next: preflight_content.",
     ),
     Endpoint(
         name="create_content_item_older", method="POST", path=CONTENT_ITEM_PATH, variant="older",
-        toolset="content", handler=create_content_item_older, request=sc.CreateContentItemOlderRequest,
+        toolset="publishing", handler=create_content_item_older, request=sc.CreateContentItemOlderRequest,
         response=sc.OlderContentItem, scopes=("posts:write",), status=201, title="Create content item (older)",
         summary="Create a draft content item in the older shape: no idempotency key, no intended integrations or "
                 "thumbnail media, and the created item itself as data.",
@@ -264,20 +263,20 @@ ENDPOINTS = [
         name="get_content_item", method="GET", path=ONE_ITEM_PATH, toolset="content", handler=get_content_item,
         request=sc.ContentItemPath, response=sc.ContentItemRead, scopes=("posts:read",), title="Get content item",
         summary="Read one content item in the shape creation returns, with links to its targets and to preflight.",
-        guidance="Read-only: never repairs or changes the item. links.preflight appears only when the item has "
-                 "intended integration IDs.",
+        guidance="Read-only: never changes the item. links.preflight appears when it has intended "
+                 "integrations.",
     ),
     Endpoint(
         name="list_content_items", method="GET", path=CONTENT_ITEM_PATH, toolset="content",
         handler=list_content_items, request=ListContentItemsRequest, response=sc.ContentItemPage,
         scopes=("posts:read",), title="List content items",
-        summary="List a brand's content items by update time (newest first by default) as summaries with caption "
-                "previews, platforms, media and intended integrations, in cursor pages.",
-        guidance="Read-only. Does not say whether an item is scheduled; list_drafts shows only unused drafts. "
-                 "Send next_cursor back as cursor for the next page.",
+        summary="List a brand's content items as summaries, most recently updated first, in "
+                "cursor pages.",
+        guidance="Read-only; does not say whether an item is scheduled (list_drafts lists unused "
+                 "ones).",
     ),
     Endpoint(
-        name="list_content_items_older", method="GET", path=CONTENT_ITEM_PATH, variant="older", toolset="content",
+        name="list_content_items_older", method="GET", path=CONTENT_ITEM_PATH, variant="older", toolset="publishing",
         handler=list_content_items_older, request=ListContentItemsOlderRequest, response=sc.OlderContentItem,
         list_shape="older", scopes=("posts:read",), title="List content items (older)",
         summary="List a brand's content items as full items in the older page/limit shape, sorted by creation, "
@@ -288,10 +287,9 @@ ENDPOINTS = [
         name="update_content_item", method="PATCH", path=ONE_ITEM_PATH, toolset="content",
         handler=update_content_item, request=sc.UpdateContentItemRequest, response=sc.ContentItem,
         scopes=("posts:write",), title="Update content item",
-        summary="Change only the given fields of an unused draft; each is validated as on creation and null "
-                "clears a nullable field.",
-        guidance=f"{NO_SIDE_EFFECTS} Refused (409) once the item is scheduled, queued or published. Run "
-                 "preflight_content again after changing it.",
+        summary="Change only the given fields of an unused draft; null clears a nullable field.",
+        guidance="Validated as on creation; publishes nothing. Scheduled or published: 409. "
+                 "Preflight again after.",
     ),
     Endpoint(
         name="delete_content_item", method="DELETE", path=ONE_ITEM_PATH, toolset="content",
@@ -305,10 +303,9 @@ ENDPOINTS = [
         name="update_tiktok_privacy", method="PUT", path=ONE_ITEM_PATH + "/tiktok-privacy", toolset="content",
         handler=update_tiktok_privacy, request=sc.UpdateTikTokPrivacyRequest, response=sc.TikTokPrivacyResult,
         scopes=("posts:write",), open_world=True, title="Update TikTok privacy",
-        summary="Set a draft's tiktok_settings.privacy_level after a fresh live check of the TikTok target's "
-                "current privacy options.",
-        guidance="Changes only the privacy level; creates no draft, Schedule, job or post. A stale or unsupported "
-                 "value fails and leaves the draft unchanged. Naturally idempotent (no idempotency key): the same "
-                 "value again returns outcome unchanged. Next: preflight_content.",
+        summary="Set a draft's tiktok_settings.privacy_level after a live check of the target's "
+                "options.",
+        guidance="Changes nothing else; a stale value fails. The same value again: outcome "
+                 "unchanged. Next: preflight_content.",
     ),
 ]

@@ -163,10 +163,9 @@ ENDPOINTS = [
     Endpoint(
         name="list_plans", method="GET", path="/v1/plans", toolset="context", handler=list_plans, public=True,
         response=PlansCatalogue, title="List plans",
-        summary="Read the public plans catalogue: USD prices per billing period, monthly credit allocations, "
-                "limits (social accounts per workspace, networks and media per brand) and paid features.",
-        guidance="Public; no key needed; changes nothing. A PLAN_LIMIT_REACHED or ENTITLEMENT_REQUIRED error "
-                 "names the limit or feature; compare it with these plans and tell the workspace owner.",
+        summary="Read the public plans catalogue: prices, credits, limits and paid features.",
+        guidance="Changes nothing. A PLAN_LIMIT_REACHED or ENTITLEMENT_REQUIRED error names what "
+                 "to compare here.",
     ),
 ]
 

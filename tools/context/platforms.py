@@ -147,9 +147,8 @@ ENDPOINTS = [
         name="get_platform_capabilities", method="GET", path="/v1/platforms/capabilities", toolset="context",
         handler=get_platform_capabilities, public=True, response=Capabilities, headers=("If-None-Match",),
         title="Get platform capabilities",
-        summary="Read the public platform registry: account modes, post types, text and media rules, settings "
-                "fields with types and defaults, and guidance for every supported platform.",
-        guidance="Public and cacheable (ETag, five minutes). Use it to build valid *_settings before "
-                 "create_content_item; preflight_content checks the same rules.",
+        summary="Read the public platform registry: post types, text, media and settings rules of "
+                "every platform.",
+        guidance="Changes nothing. preflight_content checks the same rules.",
     ),
 ]

@@ -198,11 +198,9 @@ ENDPOINTS = [
         toolset="media", handler=repair_media_derivative, request=RepairDerivativeRequest,
         response=out.RepairDerivativeResult, scopes=("media:write",), idempotency="required", status=201,
         replay=_replayed, title="Create a repair derivative",
-        summary="Apply one of preflight's repair options (centre_crop or pad) to a media item, creating a new, "
-                "immutable media item of the exact target geometry.",
-        guidance="Send an available repair option exactly as preflight issued it; a stale one, or a transform "
-                 "beyond the versioned loss limits, is refused (422). Never changes the source media or any draft, never publishes. Next: "
-                 "get_media until ready_for_content, put the new media ID in the platform's media_ids "
-                 "(update_content_item), then preflight_content again.",
+        summary="Apply a preflight repair option (centre_crop or pad): a new media item of the "
+                "target geometry.",
+        guidance="Send the option as issued; stale: 422. Never changes the source or a draft. "
+                 "Next: use the new ID in media_ids, preflight again.",
     ),
 ]

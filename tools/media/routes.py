@@ -257,25 +257,23 @@ ENDPOINTS = [
         toolset="media", handler=create_media_upload_session, request=CreateUploadSessionRequest,
         response=out.UploadSession, scopes=("media:write",), idempotency="required", status=201,
         title="Create media upload session",
-        summary="Start an upload: declare the file name, content type, exact size and SHA-256, and receive a "
-                "short-lived, single-use signed PUT URL on this service for the bytes.",
-        guidance="PUT exactly the declared bytes to upload.url with upload.headers (no API key needed); processing "
-                 "starts by itself. Then read the item with get_media until readiness.ready_for_content is true. "
-                 f"The bytes are not public until processed. {NEVER}",
+        summary="Start an upload: declare name, type, size and SHA-256; get a single-use signed "
+                "PUT URL.",
+        guidance="PUT the exact bytes to upload.url with upload.headers, then get_media until "
+                 "readiness.ready_for_content. Never publishes.",
     ),
     Endpoint(
         name="import_media", method="POST", path="/v1/brands/{brand_id}/media/imports", toolset="media",
         handler=import_media, request=ImportMediaRequest, response=out.ImportResult, scopes=("media:write",),
         idempotency="optional", status=201, replay=_replayed, open_world=True, title="Import media from a URL",
-        summary="Import an image or video from a public http(s) URL: the server fetches it in the background "
-                "(exact Content-Length required) and probes it.",
-        guidance="URLs of private, loopback or metadata addresses are refused before anything is created. An "
-                 "exact replay of the idempotency key returns the same item without fetching again. Next: "
-                 f"get_media until readiness.ready_for_content is true. {NEVER}",
+        summary="Import an image or video from a public http(s) URL (exact Content-Length), "
+                "fetched in the background.",
+        guidance="Private addresses are refused. Next: get_media until "
+                 "readiness.ready_for_content. Never publishes.",
     ),
     Endpoint(
         name="request_media_upload_url", method="POST", path="/v1/brands/{brand_id}/media/upload-url",
-        toolset="media", handler=request_media_upload_url, request=RequestUploadUrlRequest,
+        toolset="publishing", handler=request_media_upload_url, request=RequestUploadUrlRequest,
         response=out.UploadUrl, scopes=("media:write",), idempotency="optional", status=201,
         title="Request media upload URL (legacy)",
         summary="Legacy upload flow: get a media ID and a signed PUT upload_url for a file name and content type.",
@@ -287,23 +285,21 @@ ENDPOINTS = [
         name="list_media", method="GET", path="/v1/brands/{brand_id}/media", toolset="media", handler=list_media,
         request=ListMediaRequest, response=out.MediaList, scopes=("media:read",), title="List media",
         summary="List a brand's media items, newest first, with readiness, download and thumbnail URLs.",
-        guidance="Read-only. Add pagination=cursor to get next_cursor and page on with cursor. Attach to content "
-                 "only items whose readiness.ready_for_content is true.",
+        guidance="Read-only. pagination=cursor pages with next_cursor. Attach only items whose "
+                 "readiness.ready_for_content is true.",
     ),
     Endpoint(
         name="get_media", method="GET", path="/v1/brands/{brand_id}/media/{media_id}", toolset="media",
         handler=get_media, request=MediaPath, response=out.MediaItem, scopes=("media:read",), title="Get media",
         summary="Read one media item with its status, readiness for content, size, duration and asset URLs.",
-        guidance="Read-only; never waits for processing. Follow readiness.next_actions: read_media_again while "
-                 "processing, repair_media (upload a corrected file) when it failed.",
+        guidance="Read-only; never waits. Follow readiness.next_actions.",
     ),
     Endpoint(
         name="update_media", method="PATCH", path="/v1/brands/{brand_id}/media/{media_id}", toolset="media",
         handler=update_media, request=UpdateMediaRequest, response=out.MediaItem, scopes=("media:write",),
         idempotency="optional", title="Update media",
-        summary="Update a media item's description or folder, or (legacy flow) set status ready_for_processing "
-                "after uploading its bytes.",
-        guidance="Only the fields sent change. Setting ready_for_processing again, or on an item already processing "
-                 f"or settled, changes nothing. {NEVER}",
+        summary="Update a media item's description or folder, or (legacy flow) mark it "
+                "ready_for_processing.",
+        guidance="Only the fields sent change. Never publishes.",
     ),
 ]

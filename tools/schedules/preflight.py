@@ -186,12 +186,9 @@ ENDPOINTS = [
         name="preflight_content", method="POST", path="/v1/brands/{brand_id}/content-items/{content_item_id}/preflight",
         toolset="schedules", handler=preflight_content, scopes=("schedule:write",), request=PreflightRequest,
         response=PreflightResult, write_free=True, title="Preflight a content item",
-        summary="Check whether a content item can be scheduled to the given targets at the given time: every "
-                "platform rule for copy, media, settings, connection, time, approval and plan, each problem with "
-                "a field path and a repair action.",
-        guidance="Write-free: creates nothing, enqueues nothing, calls no provider, changes no updated_at. A 200 "
-                 "can carry can_schedule false: apply each blocker's repair_action (or a repair option via "
-                 "repair_media_derivative), then run preflight again. When can_schedule is true, follow "
-                 "links.create_schedule.",
+        summary="Check whether a draft can be scheduled to the given targets at the given time, "
+                "each problem with a field path and a repair.",
+        guidance="Write-free: creates nothing. can_schedule false: apply each blocker's "
+                 "repair_action, preflight again; true: follow links.create_schedule.",
     ),
 ]

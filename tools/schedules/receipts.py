@@ -317,23 +317,19 @@ ENDPOINTS = [
         name="get_schedule_receipt", method="GET", path=SCHEDULE + "/receipt", toolset="schedules",
         handler=get_schedule_receipt, request=ReceiptRequest, response=out.ReceiptResult, scopes=("schedule:read",),
         title="Get publish receipt",
-        summary="Read the receipt of a Schedule's latest publish run: per-platform outcome, attempt and settle "
-                "times and a safe failure reason for each target.",
-        guidance="Read-only; never returns provider post IDs, provider errors, tokens, payloads or earlier runs, "
-                 "and never polls. receipt is null until a run starts (next action wait_for_execution). "
-                 "cleanup_authority and links.provider_cleanup appear only when the run has finished and has "
-                 "published posts not yet cleaned up; public links are in list_history.",
+        summary="Read the receipt of a Schedule's latest publish run: per-target outcome, times "
+                "and a safe failure reason.",
+        guidance="Read-only; never returns provider IDs or tokens. Null until a run starts; "
+                 "links.provider_cleanup when posts can be removed.",
     ),
     Endpoint(
         name="request_provider_cleanup", method="POST", path=SCHEDULE + "/provider-cleanup", toolset="schedules",
         handler=request_provider_cleanup, request=ProviderCleanupRequest, response=out.CleanupResult,
         scopes=(PUBLISH_SCOPE,), idempotency="required", destructive=True, open_world=True,
         replay=_replayed, title="Request provider cleanup",
-        summary="Queue removal from the platforms of the posts published by a Schedule's latest run, using the "
-                "cleanup_authority from its receipt.",
-        guidance="Needs the receipt's current cleanup_authority (single use, expiring) and an idempotency key; "
-                 "accepts no provider IDs and reaches no other run. Only published targets are queued; failed and "
-                 "action_required ones are skipped. Calls no provider itself: the worker deletes the posts. "
-                 "Next: get_schedule_receipt and watch each target's cleanup_status.",
+        summary="Queue removal of the posts a Schedule's latest run published, with the receipt's "
+                "cleanup_authority.",
+        guidance="Single use; accepts no provider IDs. Calls no provider itself (the worker "
+                 "does). Next: get_schedule_receipt.",
     ),
 ]

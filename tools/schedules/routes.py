@@ -396,20 +396,16 @@ ENDPOINTS = [
         handler=create_schedule, request=CreateScheduleRequest, response=out.CreatedSchedule,
         scopes=("schedule:write",), idempotency="required", status=201, replay=_replayed, open_world=True,
         title="Create a Schedule",
-        summary="Create a Schedule for a draft: the targets, the time and an explicit approval_status "
-                "(pending_review holds it for review; approved publishes at scheduled_at).",
-        guidance="Run preflight_content first with the same integration_ids, scheduled_at and approval_status; a "
-                 "blocked request is refused with 422 PREFLIGHT_BLOCKED. approved also needs publish:execute "
-                 "(403 otherwise, nothing written). Needs an idempotency key. Calls no provider and publishes "
-                 "nothing now. Next: get_schedule.",
+        summary="Create a Schedule for a draft: targets, time and an explicit approval_status.",
+        guidance="Preflight first with the same arguments; blocked: 422 PREFLIGHT_BLOCKED. "
+                 "approved also needs publish:execute. Publishes nothing now. Next: get_schedule.",
     ),
     Endpoint(
         name="get_schedule", method="GET", path=ONE, toolset="schedules", handler=get_schedule,
         request=out.SchedulePath, response=out.Schedule, scopes=("schedule:read",), title="Get a Schedule",
         summary="Read one Schedule: targets, time, approval, status, blocking reason, latest execution and next "
                 "actions.",
-        guidance="One bounded read: changes nothing, creates no execution and starts no polling. Follow "
-                 "next_actions.",
+        guidance="One bounded read: changes nothing. Follow next_actions.",
     ),
     Endpoint(
         name="list_schedules", method="GET", path="/v1/brands/{brand_id}/schedules", toolset="schedules",
@@ -417,8 +413,7 @@ ENDPOINTS = [
         scopes=("schedule:read",), title="List Schedules",
         summary="List a brand's Schedules whose scheduled time falls in a window (from inclusive, to exclusive, at "
                 "most 93 days), ordered by scheduled time.",
-        guidance="Read-only. Page with cursor = next_cursor and the same from, to, label and order_direction. "
-                 "label filters to content carrying that label.",
+        guidance="Read-only. Page with cursor and the same filters.",
     ),
     Endpoint(
         name="reschedule_schedule", method="POST", path=ONE + "/reschedule", toolset="schedules",
@@ -426,16 +421,15 @@ ENDPOINTS = [
         scopes=("schedule:write", PUBLISH_SCOPE), idempotency="required", replay=_replayed, open_world=True,
         title="Reschedule a Schedule",
         summary="Move a Schedule that has not run to a new future time; only scheduled_at changes.",
-        guidance="Needs confirm_schedule_id equal to the path ID and an idempotency key. Readiness is checked again "
-                 "at the new time (422 PREFLIGHT_BLOCKED). Once a run started: 409 CONFLICT. Calls no provider.",
+        guidance="Readiness is checked again (422 PREFLIGHT_BLOCKED); once a run started: 409. "
+                 "Calls no provider.",
     ),
     Endpoint(
         name="cancel_schedule", method="POST", path=ONE + "/cancel", toolset="schedules", handler=cancel_schedule,
         request=out.ConfirmRequest, response=out.CancelledSchedule, scopes=("schedule:write",),
         idempotency="required", replay=_replayed, destructive=True, title="Cancel a Schedule",
         summary="Cancel a Schedule before its run starts; it is kept for audit and never publishes.",
-        guidance="Needs confirm_schedule_id equal to the path ID and an idempotency key. Never removes a post from "
-                 "a platform and calls no provider. Once a run started, or when already cancelled: 409 CONFLICT.",
+        guidance="Never removes a published post; calls no provider. Once a run started: 409.",
     ),
     Endpoint(
         name="approve_schedule", method="POST", path=ONE + "/approve", toolset="schedules",
@@ -443,9 +437,8 @@ ENDPOINTS = [
         scopes=("schedule:write", PUBLISH_SCOPE), idempotency="required", open_world=True,
         title="Approve a held Schedule",
         summary="Approve a future Schedule held for review, so it publishes at its scheduled time.",
-        guidance="Needs confirm_schedule_id equal to the path ID and an idempotency key. Readiness is checked again "
-                 "(422 PREFLIGHT_BLOCKED); a past time is 409 CONFLICT (reschedule_schedule first). Calls no "
-                 "provider now.",
+        guidance="Readiness is checked again (422); a past time is 409 (reschedule first). Calls "
+                 "no provider now.",
     ),
     Endpoint(
         name="move_schedule_to_draft", method="POST", path=ONE + "/move-to-draft", toolset="schedules",
@@ -453,16 +446,14 @@ ENDPOINTS = [
         scopes=("schedule:write", "posts:write"), idempotency="required", destructive=True,
         title="Move a Schedule to drafts",
         summary="Remove a Schedule that has not run and keep its content item as an editable draft.",
-        guidance="Needs confirm_schedule_id equal to the path ID and an idempotency key. Refused (409) once a run "
-                 "started or while another Schedule, a queue or a publication still uses the content. Never deletes "
-                 "the content item and calls no provider.",
+        guidance="Refused (409) once a run started or while other uses remain. Never deletes the "
+                 "content item.",
     ),
     Endpoint(
         name="delete_schedule", method="DELETE", path=ONE, toolset="schedules", handler=delete_schedule,
         request=out.ConfirmRequest, response=out.DeletedSchedule, scopes=("schedule:write",),
         idempotency="required", destructive=True, title="Delete a Schedule",
         summary="Delete a Schedule whose execution has not started; its content item and media remain.",
-        guidance="Needs confirm_schedule_id equal to the path ID and an idempotency key. Once a run started: 409 "
-                 "CONFLICT. Never removes a post from a platform.",
+        guidance="Once a run started: 409. Never removes a post from a platform.",
     ),
 ]
