@@ -30,10 +30,15 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 # How long a SQLite writer waits for its turn in this process before giving up like a busy timeout would.
 WRITER_TURN_TIMEOUT_S = SQLITE_BUSY_TIMEOUT_MS / 1000
+SQLITE_READ_POOL = 64
 
 
 def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
-    engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+    # A pool as large as the requests a process serves at once: connections past pool_size are closed when
+    # returned, so a smaller pool reopens a connection (a thread, the file, four PRAGMAs) for most requests
+    # under concurrency. The write engine needs few: its transactions take turns.
+    engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+                                 pool_size=4 if immediate else SQLITE_READ_POOL, max_overflow=SQLITE_READ_POOL)
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:
