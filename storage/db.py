@@ -37,8 +37,11 @@ def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
     # A pool as large as the requests a process serves at once: connections past pool_size are closed when
     # returned, so a smaller pool reopens a connection (a thread, the file, four PRAGMAs) for most requests
     # under concurrency. The write engine needs few: its transactions take turns.
-    engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
-                                 pool_size=4 if immediate else SQLITE_READ_POOL, max_overflow=SQLITE_READ_POOL)
+    # (An in-memory database has one static connection and no pool to size.)
+    database = make_url(url).database
+    pool = {} if not database or database == ":memory:" else {
+        "pool_size": 4 if immediate else SQLITE_READ_POOL, "max_overflow": SQLITE_READ_POOL}
+    engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **pool)
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:
