@@ -1,27 +1,47 @@
 """The async engine and transactions.
 
 SQLite (the embedded default) runs in WAL mode with foreign keys on. Write transactions start with
-`BEGIN IMMEDIATE` so two writers queue on the busy timeout instead of failing mid-transaction when one
-upgrades a read lock; reads use a plain deferred `BEGIN` and never block each other.
+`BEGIN IMMEDIATE` so two writers never fail mid-transaction when one upgrades a read lock; reads use a plain
+deferred `BEGIN` and never block each other or a writer.
+
+Within one process, SQLite writers take turns on an in-process lock (FIFO) before they open their transaction:
+SQLite's own busy handler makes a blocked writer sleep and retry with back-offs growing to 100 ms, so under
+concurrency a writer that arrives late can win while one that has waited long sleeps, and draft creation at
+16 connections had a p99 of seconds (docs/operations.md, "Write latency"). Between processes (`serve` beside a
+separate `socialpub worker`) the busy timeout still arbitrates. PostgreSQL needs and gets neither.
 """
 
 from __future__ import annotations
 
+import sqlite3
+import weakref
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
+import anyio
+import anyio.lowlevel
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 SQLITE_BUSY_TIMEOUT_MS = 15_000
+# How long a SQLite writer waits for its turn in this process before giving up like a busy timeout would.
+WRITER_TURN_TIMEOUT_S = SQLITE_BUSY_TIMEOUT_MS / 1000
+SQLITE_READ_POOL = 64
 
 
 def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
-    engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+    # A pool as large as the requests a process serves at once: connections past pool_size are closed when
+    # returned, so a smaller pool reopens a connection (a thread, the file, four PRAGMAs) for most requests
+    # under concurrency. The write engine needs few: its transactions take turns.
+    # (An in-memory database has one static connection and no pool to size.)
+    database = make_url(url).database
+    pool = {} if not database or database == ":memory:" else {
+        "pool_size": 4 if immediate else SQLITE_READ_POOL, "max_overflow": SQLITE_READ_POOL}
+    engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **pool)
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:
@@ -71,16 +91,42 @@ class Database:
             self.write_engine = _sqlite_engine(url, immediate=True)
         else:
             self.read_engine = self.write_engine = create_async_engine(url, pool_pre_ping=True)
+        # One writer lock per event loop (a lock cannot move between loops; tests run several).
+        self._writer_locks: weakref.WeakKeyDictionary[object, anyio.Lock] = weakref.WeakKeyDictionary()
 
     @property
     def is_sqlite(self) -> bool:
         return self.dialect == "sqlite"
 
     @asynccontextmanager
+    async def _writer_turn(self) -> AsyncIterator[None]:
+        """Wait (first come, first served) until no other write transaction of this process is open on SQLite.
+        The wait is bounded like SQLite's busy timeout and ends the same way: OperationalError, which the
+        dispatcher answers with 503 DEPENDENCY_UNAVAILABLE and Retry-After. A task that opens a write session
+        inside its own gets RuntimeError at once (it would have waited out the busy timeout on SQLite)."""
+        loop = anyio.lowlevel.current_token().native_token
+        lock = self._writer_locks.get(loop)
+        if lock is None:
+            lock = self._writer_locks[loop] = anyio.Lock()
+        with anyio.move_on_after(WRITER_TURN_TIMEOUT_S) as waited:
+            await lock.acquire()
+        if waited.cancelled_caught:
+            raise OperationalError("BEGIN IMMEDIATE", None, sqlite3.OperationalError("database is locked"))
+        try:
+            yield
+        finally:
+            lock.release()
+
+    @asynccontextmanager
     async def session(self, *, write: bool) -> AsyncIterator[AsyncSession]:
-        """One transaction: committed when the block ends normally, rolled back when it raises."""
+        """One transaction: committed when the block ends normally, rolled back when it raises. A SQLite write
+        transaction first waits for this process's writer turn and holds it until the connection is back in
+        the pool, so keep write blocks short: no network calls inside."""
         engine = self.write_engine if write else self.read_engine
-        async with AsyncSession(engine, expire_on_commit=False) as session:
+        async with AsyncExitStack() as stack:
+            if write and self.is_sqlite:
+                await stack.enter_async_context(self._writer_turn())
+            session = await stack.enter_async_context(AsyncSession(engine, expire_on_commit=False))
             try:
                 yield session
                 if write:

@@ -1,0 +1,122 @@
+"""Write transactions of storage/db.py: on SQLite the writers of one process take turns, first come first served,
+with a bounded wait that ends like a busy timeout (503 over the API); PostgreSQL writers do not take turns."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from anyio import wait_all_tasks_blocked
+from sqlalchemy.exc import OperationalError
+from sqlmodel import select
+
+from storage import db as storage_db
+from storage.tables.accounts import Workspace
+from tests.support import Env
+
+pytestmark = pytest.mark.anyio
+
+
+async def rename(env: Env, ws_id: str, name: str) -> None:
+    """One write statement, so the session really holds SQLite's write lock (BEGIN is lazy)."""
+    async with env.db.session(write=True) as s:
+        (await s.get(Workspace, ws_id)).name = name
+
+
+async def hold_writer_turn(env: Env, ws_id: str, entered: anyio.Event, release: anyio.Event) -> None:
+    async with env.db.session(write=True) as s:
+        (await s.get(Workspace, ws_id)).name = "held"
+        await s.flush()  # BEGIN IMMEDIATE has run: SQLite's write lock is ours
+        entered.set()
+        await release.wait()
+
+
+async def test_sqlite_writers_take_turns_in_arrival_order(sqlite_env: Env) -> None:
+    env = sqlite_env
+    ws = await env.workspace()
+    entered, release = anyio.Event(), anyio.Event()
+    order: list[int] = []
+
+    async def writer(n: int) -> None:
+        async with env.db.session(write=True) as s:
+            order.append(n)
+            (await s.get(Workspace, ws.id)).name = f"writer {n}"
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(hold_writer_turn, env, ws.id, entered, release)
+        await entered.wait()
+        for n in range(6):
+            tg.start_soon(writer, n)
+            await wait_all_tasks_blocked()  # writer n is queued before writer n + 1 arrives
+        assert order == []  # nobody enters while the turn is held
+        release.set()
+    assert order == list(range(6))
+    async with env.db.session(write=False) as s:
+        assert (await s.get(Workspace, ws.id)).name == "writer 5"
+
+
+async def test_sqlite_writer_wait_is_bounded_and_answers_503(sqlite_env: Env,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    env = sqlite_env
+    ws = await env.workspace()
+    brand = await env.brand(ws)
+    secret = await env.key(ws)
+    monkeypatch.setattr(storage_db, "WRITER_TURN_TIMEOUT_S", 0.05)
+    entered, release = anyio.Event(), anyio.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(hold_writer_turn, env, ws.id, entered, release)
+        await entered.wait()
+        with pytest.raises(OperationalError, match="database is locked"):
+            await rename(env, ws.id, "too late")
+        resp = await env.rest.post(f"/v1/brands/{brand.id}/content-items", json={"name": "Waiting draft"},
+                                   headers=env.auth(secret))
+        release.set()
+    assert resp.status_code == 503 and resp.headers["retry-after"] == "1"
+    assert resp.json()["error"]["code"] == "DEPENDENCY_UNAVAILABLE"
+    # The turn is free again, and nothing of the refused writes was stored.
+    resp = await env.rest.post(f"/v1/brands/{brand.id}/content-items", json={"name": "Later draft"},
+                               headers=env.auth(secret))
+    assert resp.status_code == 201
+    async with env.db.session(write=False) as s:
+        assert (await s.get(Workspace, ws.id)).name == "held"
+
+
+async def test_sqlite_write_session_inside_a_write_session_fails_at_once(sqlite_env: Env) -> None:
+    env = sqlite_env
+    ws = await env.workspace()
+    with anyio.fail_after(60):  # a guard against a deadlock, not a timing assertion
+        async with env.db.session(write=True) as s:
+            (await s.get(Workspace, ws.id)).name = "outer"
+            with pytest.raises(RuntimeError, match="already held"):
+                await rename(env, ws.id, "inner")
+            async with env.db.session(write=False) as r:  # reads are never queued
+                assert (await r.exec(select(Workspace.id))).all() == [ws.id]
+    async with env.db.session(write=False) as s:
+        assert (await s.get(Workspace, ws.id)).name == "outer"
+
+
+@pytest.mark.postgres
+async def test_postgres_writers_do_not_take_turns(env: Env) -> None:
+    if env.backend != "postgres":
+        pytest.skip("PostgreSQL only: SQLite writers take turns")
+    ws = await env.workspace()
+    other = await env.workspace("Other workspace")
+    first_in, second_in = anyio.Event(), anyio.Event()
+
+    async def first() -> None:
+        async with env.db.session(write=True) as s:
+            (await s.get(Workspace, ws.id)).name = "first"
+            await s.flush()
+            first_in.set()
+            await second_in.wait()  # only possible if the second write transaction opens meanwhile
+
+    async def second() -> None:
+        await first_in.wait()
+        async with env.db.session(write=True) as s:
+            (await s.get(Workspace, other.id)).name = "second"
+            await s.flush()
+            second_in.set()
+
+    with anyio.fail_after(60):  # a guard against a deadlock, not a timing assertion
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first)
+            tg.start_soon(second)
