@@ -70,10 +70,11 @@ log = logging.getLogger("socialpub.publishing")
 LEASE = timedelta(seconds=30)
 RENEW_SECONDS = 10.0
 STOP_POLL_SECONDS = 0.2  # how soon a stopping worker hands back the Schedules of its batch not yet started
-BATCH = 32  # Schedules per claim
+BATCH = 20  # Schedules per claim
 # Schedules of a batch carried out at once; each one's targets go one after another. Their transactions are
-# committed together (group commit, `_Group`), so this is also how many share one commit.
-CONCURRENCY = 16
+# committed together (group commit, `_Group`), so this is also how many share one commit. (16 was tried: on
+# the loaded 2-core machine a SIGTERM'd worker with 16 hung calls then took 36 s to exit, over the 35 s bound.)
+CONCURRENCY = 4
 MAX_SCHEDULES_PER_TICK = 1000  # then the tick returns, so other ticks and jobs get their turn
 MAX_ATTEMPTS = 5  # provider calls per target before a retryable failure becomes final
 BACKOFF_BASE = timedelta(seconds=30)  # 30 s, 1 min, 2 min, 4 min ... capped
