@@ -17,9 +17,11 @@ from tools.runtime import Runtime
 START = "2026-01-05T09:00:00.000Z"
 
 
-async def scratch_runtime(home: str | Path, url: str | None = None, start: str = START) -> Runtime:
+async def scratch_runtime(home: str | Path, url: str | None = None, start: str = START, *,
+                          migrate: bool = True) -> Runtime:
     url = url or f"sqlite+aiosqlite:///{home}/bench.db"
     rt = Runtime(settings=Settings(home=Path(home), database_url=url, rate_limit_requests=0, worker_enabled=False),
                  db=Database(url), clock=FrozenClock(start))
-    await upgrade(rt.db)
+    if migrate:
+        await upgrade(rt.db)
     return rt

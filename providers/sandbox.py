@@ -59,32 +59,30 @@ class SandboxLedger:
         self.path = path
         self._lock = threading.Lock()
         self._memory: dict[tuple[str, str], tuple[str, str | None, int]] = {}
-        self._ready = False
+        self._conn: sqlite3.Connection | None = None
 
     def _connect(self) -> sqlite3.Connection:
+        """One connection per ledger, opened on first use and kept (under `_lock`): opening a SQLite file per
+        call cost more than the write itself. WAL lets every process on the home share the file."""
         assert self.path is not None
-        if not self._ready:
+        if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        if not self._ready:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process; no fsync per post
             conn.execute("CREATE TABLE IF NOT EXISTS posts (integration_id TEXT NOT NULL, token TEXT NOT NULL, "
                          "publish_id TEXT NOT NULL, permalink_url TEXT, publishes INTEGER NOT NULL, "
                          "PRIMARY KEY (integration_id, token))")
-            self._ready = True
-        return conn
+            self._conn = conn
+        return self._conn
 
     def find(self, integration_id: str, token: str) -> PostResult | None:
         if self.path is None:
             found = self._memory.get((integration_id, token))
             return PostResult(found[0], found[1]) if found else None
         with self._lock:
-            conn = self._connect()
-            try:
-                row = conn.execute("SELECT publish_id, permalink_url FROM posts WHERE integration_id = ? AND "
-                                   "token = ?", (integration_id, token)).fetchone()
-            finally:
-                conn.close()
+            row = self._connect().execute("SELECT publish_id, permalink_url FROM posts WHERE integration_id = ? "
+                                          "AND token = ?", (integration_id, token)).fetchone()
         return PostResult(row[0], row[1]) if row else None
 
     def record(self, integration_id: str, token: str, post: PostResult) -> PostResult:
@@ -99,16 +97,17 @@ class SandboxLedger:
                 return post
         with self._lock:
             conn = self._connect()
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.execute("BEGIN IMMEDIATE")
                 conn.execute("INSERT INTO posts VALUES (?, ?, ?, ?, 1) ON CONFLICT (integration_id, token) DO "
                              "UPDATE SET publishes = publishes + 1",
                              (integration_id, token, post.publish_id, post.permalink_url))
                 row = conn.execute("SELECT publish_id, permalink_url FROM posts WHERE integration_id = ? AND "
                                    "token = ?", (integration_id, token)).fetchone()
                 conn.execute("COMMIT")
-            finally:
-                conn.close()
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
         return PostResult(row[0], row[1])
 
     def publishes(self) -> dict[tuple[str, str], int]:
@@ -118,11 +117,7 @@ class SandboxLedger:
         if not self.path.exists():
             return {}
         with self._lock:
-            conn = self._connect()
-            try:
-                rows = conn.execute("SELECT integration_id, token, publishes FROM posts").fetchall()
-            finally:
-                conn.close()
+            rows = self._connect().execute("SELECT integration_id, token, publishes FROM posts").fetchall()
         return {(r[0], r[1]): r[2] for r in rows}
 
 

@@ -40,6 +40,10 @@ from storage.tables.notifications import (
 MAX_RECIPIENTS = 500
 DEFAULT_DEDUPE_WINDOW = timedelta(hours=24)
 NEEDS_REFRESH_STATUSES = ("expired", "needs_reauth")
+RECIPIENTS_MEMO = "notify_recipients_memo"
+# With a list at session.info[DEFERRED], notifications without a dedupe key are not flushed by `notify` but
+# kept there for the caller's `flush_deferred` (one bulk insert for a whole group commit of the worker).
+DEFERRED = "notify_deferred"
 
 _TYPE_RE = re.compile(r"[a-z][a-z0-9_]{0,59}")
 
@@ -120,7 +124,18 @@ async def notify(
         if found is None:
             raise ValueError(f"no brand {brand}")
         brand = found
-    users = await _recipients(session, brand.workspace_id, audience)
+    # A caller that notifies many times in one transaction which changes no users or preferences (the
+    # publishing worker's group commit) puts a dict at session.info[RECIPIENTS_MEMO]: the recipients and their
+    # preferences are then looked up once per brand and audience.
+    memo = session.info.get(RECIPIENTS_MEMO)
+    key = (brand.id, audience if isinstance(audience, str) else tuple(audience))
+    if memo is not None and key in memo:
+        users, prefs = memo[key]
+    else:
+        users = await _recipients(session, brand.workspace_id, audience)
+        prefs = await effective_preferences(session, brand.id, [u.id for u in users])
+        if memo is not None:
+            memo[key] = (users, prefs)
     if dedupe_key is not None and users:
         already = set((await session.exec(select(Notification.user_id).where(
             Notification.user_id.in_([u.id for u in users]), Notification.dedupe_key == dedupe_key,
@@ -129,7 +144,6 @@ async def notify(
     if not users:
         return NotifyResult(0, 0)
     title, message = _clip(title, TITLE_MAX), _clip(message, MESSAGE_MAX)
-    prefs = await effective_preferences(session, brand.id, [u.id for u in users])
     notes, emails = [], []
     for user in users:
         note = Notification(id=new_id("ntf"), workspace_id=brand.workspace_id, brand_id=brand.id, user_id=user.id,
@@ -141,11 +155,25 @@ async def notify(
                 id=new_id("eml"), workspace_id=brand.workspace_id, brand_id=brand.id, user_id=user.id,
                 notification_id=note.id, category=category, to_email=user.email,
                 subject=_clip(f"[{brand.name}] {title}", TITLE_MAX), body=message, created_at=now))
+    deferred = session.info.get(DEFERRED)
+    if deferred is not None and dedupe_key is None:  # nothing in this transaction reads them back
+        deferred.append((notes, emails))
+        return NotifyResult(len(notes), len(emails))
     session.add_all(notes)
     await session.flush()  # notifications first: outbox rows reference them
     session.add_all(emails)
     await session.flush()
     return NotifyResult(len(notes), len(emails))
+
+
+async def flush_deferred(session: AsyncSession) -> None:
+    """Insert the notifications `notify` kept at session.info[DEFERRED]: all of them, then their emails."""
+    deferred = session.info.get(DEFERRED) or []
+    session.add_all([note for notes, _ in deferred for note in notes])
+    await session.flush()
+    session.add_all([email for _, emails in deferred for email in emails])
+    await session.flush()
+    deferred.clear()
 
 
 async def integration_needs_refresh(session: AsyncSession, now: datetime, integration: Integration,

@@ -24,12 +24,14 @@ Provider IDs and permalinks stay in the tables; failure reasons are our own safe
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import logging
 import time
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from sqlalchemy import bindparam, text, update
@@ -69,7 +71,10 @@ LEASE = timedelta(seconds=30)
 RENEW_SECONDS = 10.0
 STOP_POLL_SECONDS = 0.2  # how soon a stopping worker hands back the Schedules of its batch not yet started
 BATCH = 20  # Schedules per claim
-CONCURRENCY = 4  # Schedules of a batch carried out at once; each one's targets go one after another
+# Schedules of a batch carried out at once; each one's targets go one after another. Their transactions are
+# committed together (group commit, `_Group`), so this is also how many share one commit. (16 was tried: on
+# the loaded 2-core machine a SIGTERM'd worker with 16 hung calls then took 36 s to exit, over the 35 s bound.)
+CONCURRENCY = 4
 MAX_SCHEDULES_PER_TICK = 1000  # then the tick returns, so other ticks and jobs get their turn
 MAX_ATTEMPTS = 5  # provider calls per target before a retryable failure becomes final
 BACKOFF_BASE = timedelta(seconds=30)  # 30 s, 1 min, 2 min, 4 min ... capped
@@ -105,6 +110,98 @@ def backoff(attempts: int, retry_after: float | None = None) -> timedelta:
     if retry_after:
         delay = max(delay, timedelta(seconds=min(retry_after, BACKOFF_MAX.total_seconds())))
     return delay
+
+
+T = TypeVar("T")
+
+
+@dataclass
+class _Pending:
+    work: Callable[[AsyncSession], Awaitable[Any]]
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: Any = None
+    error: BaseException | None = None
+
+
+class _Group:
+    """Group commit for the Schedules of one batch: each step of a run is a function of a session; the steps
+    that are ready at the same moment run one after another in ONE write transaction, and each caller gets its
+    result only after that transaction committed. Every step keeps its own atomicity (all of a group commits or
+    none does) and a provider is still called only after the attempt it follows is durable. A group that
+    fails is retried step by step, each in its own transaction, so one faulty run cannot fail the others."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.pending: list[_Pending] = []
+        self.flushing = False
+
+    async def run(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+        item = _Pending(work)
+        self.pending.append(item)
+        if self.flushing:
+            await item.done.wait()
+        else:  # the first caller commits for everyone ready, then for whoever queued meanwhile
+            self.flushing = True
+            batch: list[_Pending] = []
+            try:
+                await anyio.sleep(0)  # let the other ready steps join this transaction
+                while self.pending:
+                    batch, self.pending = self.pending, []
+                    await self._commit(batch)
+            finally:
+                self.flushing = False
+                for left in [*batch, *self.pending]:  # cancelled mid-commit: nobody waits for it forever
+                    if not left.done.is_set():
+                        left.error = RuntimeError("the group commit was cancelled")
+                        left.done.set()
+                self.pending = []
+        if item.error is not None:
+            raise item.error
+        return item.result
+
+    async def _commit(self, batch: list[_Pending]) -> None:
+        try:
+            async with self.rt.db.session(write=True) as s:
+                s.info[notify.RECIPIENTS_MEMO] = {}  # the steps change no users or preferences
+                s.info[notify.DEFERRED] = []  # their notifications: inserted together at the end
+                results = [await item.work(s) for item in batch]
+                await notify.flush_deferred(s)
+        except Exception as exc:
+            if len(batch) > 1:
+                log.warning("a group of %d publishing steps failed; retrying them one by one", len(batch),
+                            exc_info=True)
+                for item in batch:
+                    await self._commit([item])
+                return
+            batch[0].error = exc
+        else:
+            for item, result in zip(batch, results, strict=True):
+                item.result = result
+        for item in batch:
+            item.done.set()
+
+
+# PostgreSQL: groups on this many connections at once, so one group's round trips overlap another's (its
+# writers do not queue on one lock). SQLite has one writer at a time: one group.
+POSTGRES_LANES = 4
+
+_GROUPS: contextvars.ContextVar[list[_Group] | None] = contextvars.ContextVar("socialpub_publishing_groups",
+                                                                                default=None)
+
+
+def _groups(rt: Runtime) -> list[_Group]:
+    return [_Group(rt) for _ in range(1 if rt.db.is_sqlite else POSTGRES_LANES)]
+
+
+async def _step(rt: Runtime, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    """Run one step of a run in a write transaction: the batch's group commit inside `publish_due` (the least
+    busy group), else its own transaction."""
+    groups = _GROUPS.get()
+    if groups and groups[0].rt is rt:
+        group = min(groups, key=lambda g: (g.flushing, len(g.pending)))
+        return await group.run(work)
+    async with rt.db.session(write=True) as s:
+        return await work(s)
 
 
 async def claim_due(rt: Runtime, owner: str, *, limit: int = BATCH) -> list[str]:
@@ -156,11 +253,15 @@ async def publish_due(rt: Runtime, worker_id: str) -> int:
                 if not left:
                     batch_done.set()
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_renew_leases, rt, worker_id, batch_done)
-            tg.start_soon(_hand_back, rt, worker_id, claimed, started, batch_done)
-            for schedule_id in claimed:
-                tg.start_soon(tracked, schedule_id)
+        token = _GROUPS.set(_groups(rt))  # the batch's runs share commits; the tasks below inherit it
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_renew_leases, rt, worker_id, batch_done)
+                tg.start_soon(_hand_back, rt, worker_id, claimed, started, batch_done)
+                for schedule_id in claimed:
+                    tg.start_soon(tracked, schedule_id)
+        finally:
+            _GROUPS.reset(token)
         done += len(claimed)
     return done
 
@@ -208,14 +309,16 @@ async def release(rt: Runtime, owner: str, schedule_id: str) -> None:
 # --- one Schedule -----------------------------------------------------------------------------------------
 
 async def run_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
-    async with rt.db.session(write=True) as s:
+    async def begin(s: AsyncSession) -> tuple[list[str], _Attempt | bool | None] | None:
+        """Start (or resume) the run; the first runnable target's attempt is recorded in the same transaction.
+        None: nothing to do for this worker (lease lost, cancelled, or held)."""
         now = rt.clock.now()
         schedule = await s.get(Schedule, schedule_id, with_for_update=True)
         if schedule is None or schedule.lease_owner != owner:
-            return
+            return None
         if schedule.status != "publishing":  # changed under us (cancelled): give the claim back
             schedule.lease_owner = schedule.lease_expires_at = None
-            return
+            return None
         if schedule.approval_status != "approved" or not schedule.approved_by_key:
             log.warning("schedule %s is approved without a publish:execute approval; held", schedule_id)
             schedule.approval_status, schedule.status = "pending_review", "action_required"
@@ -223,20 +326,29 @@ async def run_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
             schedule.approved_at = None
             schedule.lease_owner = schedule.lease_expires_at = schedule.next_attempt_at = None
             schedule.updated_at = now
-            return
+            return None
         execution = (await s.get(PublishExecution, schedule.latest_execution_id)
                      if schedule.latest_execution_id else None)
         if execution is None or execution.status != "processing":
-            execution = await _start_execution(s, rt, schedule, now)
-        targets = (await s.exec(select(PublishTarget).where(PublishTarget.execution_id == execution.id)
-                                .order_by(PublishTarget.id))).all()
+            execution, targets = await _start_execution(s, rt, schedule, now)
+        else:
+            targets = (await s.exec(select(PublishTarget).where(PublishTarget.execution_id == execution.id)
+                                    .order_by(PublishTarget.id))).all()
         runnable = [t.id for t in targets if t.state not in TARGET_FINAL_STATES
                     and (t.state != "retry_wait" or t.next_attempt_at is None or t.next_attempt_at <= now)]
+        if not runnable or owner in rt.stopping:
+            return runnable, None
+        return runnable, await _begin_attempt(s, rt, owner, runnable[0], schedule_id, locked=schedule)
+
+    begun = await _step(rt, begin)
+    if begun is None:
+        return
+    runnable, first = begun
     finished = False
-    for target_id in runnable:
+    for n, target_id in enumerate(runnable):
         if owner in rt.stopping:  # stopping: the targets left go to another worker via finish_schedule
             break
-        finished = await run_target(rt, owner, target_id)
+        finished = await run_target(rt, owner, target_id, begun=first if n == 0 else None, schedule_id=schedule_id)
     if not finished:
         await finish_schedule(rt, owner, schedule_id)
 
@@ -269,7 +381,8 @@ def _media_type(kinds: list[str | None]) -> str | None:
     return kinds[0] if kinds[0] in ("image", "video") else None
 
 
-async def _start_execution(s: AsyncSession, rt: Runtime, schedule: Schedule, now: datetime) -> PublishExecution:
+async def _start_execution(s: AsyncSession, rt: Runtime, schedule: Schedule,
+                           now: datetime) -> tuple[PublishExecution, list[PublishTarget]]:
     execution = PublishExecution(id=new_id("run"), brand_id=schedule.brand_id, schedule_id=schedule.id,
                                  status="processing", started_at=now, created_at=now, updated_at=now)
     s.add(execution)
@@ -281,6 +394,7 @@ async def _start_execution(s: AsyncSession, rt: Runtime, schedule: Schedule, now
         wanted.extend((_platform_settings(item, integration.platform) or {}).get("media_ids") or [])
     media = await _media_rows(s, schedule.brand_id, wanted)
     await s.flush()  # targets reference the execution
+    targets: list[PublishTarget] = []
     for integration_id in sorted(set(schedule.integration_ids)):
         integration = integrations.get(integration_id)
         platform = integration.platform if integration else "unknown"
@@ -300,12 +414,13 @@ async def _start_execution(s: AsyncSession, rt: Runtime, schedule: Schedule, now
         target.publication_id = publication.id
         s.add(target)
         s.add(publication)
+        targets.append(target)
     schedule.latest_execution_id = execution.id
     schedule.failure_reason = None
     schedule.blocking_reason = None
     schedule.updated_at = now
     await s.flush()
-    return execution
+    return execution, sorted(targets, key=lambda t: t.id)
 
 
 # --- one target -------------------------------------------------------------------------------------------
@@ -317,6 +432,7 @@ class _Attempt:
     post: PostRequest
     recover: bool  # attempted before: ask the provider for the token before publishing again
     since: datetime | None = None  # when the run's target was made: the window an earlier post can be in
+    schedule_id: str | None = None
 
 
 class _Skip(Exception):
@@ -393,36 +509,59 @@ async def _prepare(s: AsyncSession, rt: Runtime, target: PublishTarget, schedule
                   integration.id)
         raise _Skip("action_required", VAULT_LOCKED) from None
     return _Attempt(provider, account, post, recover=target.state == "attempting" or target.attempts > 0,
-                    since=target.created_at)
+                    since=target.created_at, schedule_id=schedule.id)
 
 
-async def _locked_target(s: AsyncSession, target_id: str) -> tuple[PublishTarget | None, Schedule | None]:
+async def _locked_target(s: AsyncSession, target_id: str,
+                         schedule_id: str | None = None) -> tuple[PublishTarget | None, Schedule | None]:
     """The target and its Schedule, the Schedule row locked (PostgreSQL; SQLite serialises writers anyway), so
     a settlement and another worker's claim or attempt of the same run never interleave. Every transaction of
-    a run locks the Schedule first; the target is read again after the lock."""
-    target = await s.get(PublishTarget, target_id)
-    if target is None:
+    a run locks the Schedule first; the target is read again after the lock. `schedule_id`, when the caller
+    knows it, saves the first read."""
+    if schedule_id is None:
+        target = await s.get(PublishTarget, target_id)
+        if target is None:
+            return None, None
+        schedule_id = target.schedule_id
+    schedule = await s.get(Schedule, schedule_id, with_for_update=True)
+    target = await s.get(PublishTarget, target_id, populate_existing=True)
+    if target is None or target.schedule_id != schedule_id:
         return None, None
-    schedule = await s.get(Schedule, target.schedule_id, with_for_update=True)
-    return await s.get(PublishTarget, target_id, populate_existing=True), schedule
+    return target, schedule
 
 
-async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
-    """Attempt one target. True when settling it also finished the whole run (every target final)."""
+async def _begin_attempt(s: AsyncSession, rt: Runtime, owner: str, target_id: str,
+                         schedule_id: str | None = None, locked: Schedule | None = None) -> _Attempt | bool:
+    """Record the attempt of one target (the caller commits it before any provider call). A target that cannot
+    be attempted is settled at once: then True when that finished the whole run, else False."""
+    now = rt.clock.now()
+    if isinstance(locked, Schedule):  # locked and its targets read earlier in this transaction
+        target, schedule = await s.get(PublishTarget, target_id), locked
+    else:
+        target, schedule = await _locked_target(s, target_id, schedule_id)
+    if target is None or schedule is None or schedule.lease_owner != owner or target.state in TARGET_FINAL_STATES:
+        return False
+    try:
+        attempt = await _prepare(s, rt, target, schedule)
+    except _Skip as skip:
+        await _settle_final(s, now, target, schedule, skip.state, skip.reason, None)
+        return await _finish_if_final(s, now, schedule)
+    target.state, target.attempts, target.attempted_at = "attempting", target.attempts + 1, now
+    target.next_attempt_at, target.updated_at = None, now
+    schedule.lease_expires_at = now + LEASE
+    return attempt
+
+
+async def run_target(rt: Runtime, owner: str, target_id: str, *, begun: _Attempt | bool | None = None,
+                     schedule_id: str | None = None) -> bool:
+    """Attempt one target. True when settling it also finished the whole run (every target final). `begun`: the
+    attempt already recorded (and committed) by the caller."""
     # 1. Record the attempt and commit before any provider call.
-    async with rt.db.session(write=True) as s:
-        now = rt.clock.now()
-        target, schedule = await _locked_target(s, target_id)
-        if target is None or schedule is None or schedule.lease_owner != owner or target.state in TARGET_FINAL_STATES:
-            return False
-        try:
-            attempt = await _prepare(s, rt, target, schedule)
-        except _Skip as skip:
-            await _settle_final(s, now, target, schedule, skip.state, skip.reason, None)
-            return await _finish_if_final(s, now, schedule)
-        target.state, target.attempts, target.attempted_at = "attempting", target.attempts + 1, now
-        target.next_attempt_at, target.updated_at = None, now
-        schedule.lease_expires_at = now + LEASE
+    if begun is None:
+        begun = await _step(rt, lambda s: _begin_attempt(s, rt, owner, target_id, schedule_id))
+    if isinstance(begun, bool):
+        return begun
+    attempt = begun
     # 2. The provider, outside any transaction.
     result: PostResult | None = None
     error: ProviderError | None = None
@@ -442,11 +581,11 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
         error = ProviderError("transient", "provider call raised")
     observe_provider_call(attempt.account.platform, error.kind if error else None, time.perf_counter() - started)
     # 3. Settle, only while this worker still holds the lease.
-    async with rt.db.session(write=True) as s:
+    async def settle(s: AsyncSession) -> bool:
         now = rt.clock.now()
         if attempt.account.credentials_changed:  # rotated during the call: the old ones may no longer work
             await _store_credentials(s, rt, now, attempt.account)
-        target, schedule = await _locked_target(s, target_id)
+        target, schedule = await _locked_target(s, target_id, attempt.schedule_id)
         if target is None or schedule is None or schedule.lease_owner != owner or target.state != "attempting":
             log.warning("target %s: lease lost before settling; the new holder recovers it", target_id)
             return False
@@ -468,6 +607,8 @@ async def run_target(rt: Runtime, owner: str, target_id: str) -> bool:
             await _settle_final(s, now, target, schedule, "failed", _reason(error, kind), None, error_kind=kind)
         # The run's last settlement finishes it in the same transaction (one commit fewer per Schedule).
         return await _finish_if_final(s, now, schedule)
+
+    return await _step(rt, settle)
 
 
 async def _find_earlier(attempt: _Attempt) -> PostResult | None:
@@ -564,25 +705,28 @@ async def _finish_if_final(s: AsyncSession, now: datetime, schedule: Schedule,
 
 
 async def finish_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
-    async with rt.db.session(write=True) as s:
-        now = rt.clock.now()
-        schedule = await s.get(Schedule, schedule_id, with_for_update=True)
-        if schedule is None or schedule.lease_owner != owner or not schedule.latest_execution_id:
-            return
-        targets = await _targets(s, schedule.latest_execution_id)
-        if await _finish_if_final(s, now, schedule, targets):
-            return
-        schedule.lease_owner = schedule.lease_expires_at = None
-        schedule.updated_at = now
-        # Targets still to go: wait for the earliest retry. An attempt left unsettled (its settlement failed)
-        # is recovered after the base backoff, not at once, so a persistent fault cannot make workers spin.
-        if owner in rt.stopping and any(t.state == "pending" for t in targets):
-            schedule.next_attempt_at = now  # handed back by a stopping worker: due again for another at once
-            return
-        waits = [t.next_attempt_at for t in targets if t.state == "retry_wait" and t.next_attempt_at]
-        if any(t.state in ("pending", "attempting") for t in targets) or not waits:
-            waits.append(now + BACKOFF_BASE)
-        schedule.next_attempt_at = min(waits)
+    await _step(rt, lambda s: _finish_schedule(s, rt, owner, schedule_id))
+
+
+async def _finish_schedule(s: AsyncSession, rt: Runtime, owner: str, schedule_id: str) -> None:
+    now = rt.clock.now()
+    schedule = await s.get(Schedule, schedule_id, with_for_update=True)
+    if schedule is None or schedule.lease_owner != owner or not schedule.latest_execution_id:
+        return
+    targets = await _targets(s, schedule.latest_execution_id)
+    if await _finish_if_final(s, now, schedule, targets):
+        return
+    schedule.lease_owner = schedule.lease_expires_at = None
+    schedule.updated_at = now
+    # Targets still to go: wait for the earliest retry. An attempt left unsettled (its settlement failed)
+    # is recovered after the base backoff, not at once, so a persistent fault cannot make workers spin.
+    if owner in rt.stopping and any(t.state == "pending" for t in targets):
+        schedule.next_attempt_at = now  # handed back by a stopping worker: due again for another at once
+        return
+    waits = [t.next_attempt_at for t in targets if t.state == "retry_wait" and t.next_attempt_at]
+    if any(t.state in ("pending", "attempting") for t in targets) or not waits:
+        waits.append(now + BACKOFF_BASE)
+    schedule.next_attempt_at = min(waits)
 
 
 TICKS = [publish_due]
