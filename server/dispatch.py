@@ -128,13 +128,17 @@ def request_hash(ep: Endpoint, model: BaseModel) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def to_jsonable(data: Any) -> Any:
+    # Scalars are passed through without a call per leaf (a list page has hundreds).
     if isinstance(data, BaseModel):
         return data.model_dump(mode="json", by_alias=True)
     if isinstance(data, list):
-        return [to_jsonable(v) for v in data]
+        return [v if type(v) in _SCALARS else to_jsonable(v) for v in data]
     if isinstance(data, dict):
-        return {k: to_jsonable(v) for k, v in data.items()}
+        return {k: v if type(v) in _SCALARS else to_jsonable(v) for k, v in data.items()}
     return data
 
 

@@ -10,9 +10,15 @@ writer can wait up to the busy timeout for another writer, and that wait must no
 
 from __future__ import annotations
 
+import atexit
 import sqlite3
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
+
+# Open connections, closed before the interpreter finalizes: a process that exits without disposing its engine
+# (a command refused before it started) otherwise spins in the garbage collector's shutdown pass.
+_OPEN: weakref.WeakSet[InlineConnection] = weakref.WeakSet()
 
 
 class _InlineQueue:
@@ -88,6 +94,7 @@ class InlineConnection:
         self._conn = conn
         self._connection: sqlite3.Connection | None = conn  # the dialect checks it before commit and rollback
         self._tx = _InlineQueue()
+        _OPEN.add(self)
 
     @property
     def isolation_level(self) -> str | None:
@@ -117,6 +124,12 @@ class InlineConnection:
         if self._connection is not None:
             self._connection = None
             self._conn.close()
+
+
+@atexit.register
+def _close_all() -> None:
+    for conn in list(_OPEN):
+        conn.stop()
 
 
 def connector(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[], Any]:
