@@ -17,6 +17,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -36,7 +37,7 @@ from tools import catalogue
 from tools.endpoint import Call, Endpoint, Reply, field_locations
 from tools.retention import idempotency_cutoff
 from tools.runtime import Runtime
-from tools.services.auth import Caller, authenticate
+from tools.services.auth import Caller, CallerCache, check_token
 from tools.tool_schemas import envelope_schema
 
 log = logging.getLogger("socialpub.dispatch")
@@ -127,13 +128,17 @@ def request_hash(ep: Endpoint, model: BaseModel) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def to_jsonable(data: Any) -> Any:
+    # Scalars are passed through without a call per leaf (a list page has hundreds).
     if isinstance(data, BaseModel):
         return data.model_dump(mode="json", by_alias=True)
     if isinstance(data, list):
-        return [to_jsonable(v) for v in data]
+        return [v if type(v) in _SCALARS else to_jsonable(v) for v in data]
     if isinstance(data, dict):
-        return {k: to_jsonable(v) for k, v in data.items()}
+        return {k: v if type(v) in _SCALARS else to_jsonable(v) for k, v in data.items()}
     return data
 
 
@@ -158,6 +163,8 @@ class Dispatcher:
         self.rate_limiter = rate_limiter or RateLimiter(rt.settings.rate_limit_requests,
                                                         rt.settings.rate_limit_window)
         self.limiter = SharedLimiter.from_settings(rt.settings, rt.db)
+        self.callers = CallerCache()  # key -> Caller for a few seconds (tools/services/auth.py)
+        self._last_touch: dict[str, datetime] = {}  # key ID -> last use recorded by this process
         # Response validators, compiled once at start-up (only when responses are checked: tests, development).
         self._validators: dict[str, Draft202012Validator] = {}
         if rt.settings.validate_responses:
@@ -215,8 +222,10 @@ class Dispatcher:
                 await self._rate_limit(f"ip:{client}")
             if ep.public:
                 return None
-            async with self.rt.db.session(write=False) as session:
-                caller = await authenticate(session, token)
+            caller = self.callers.get(check_token(token))
+            if caller is None:
+                async with self.rt.db.session(write=False) as session:
+                    caller = await self.callers.authenticate(session, token)
             logs.KEY_ID.set(caller.key_id)
             await self._rate_limit(f"key:{caller.key_id}")
             return caller
@@ -248,7 +257,7 @@ class Dispatcher:
         async with rt.db.session(write=not ep.changes_nothing) as session:
             caller: Caller | None = None
             if not ep.public:
-                caller = given or await authenticate(session, token)
+                caller = given or await self.callers.authenticate(session, token)
                 logs.KEY_ID.set(caller.key_id)
                 if not admitted:
                     await self._rate_limit(f"key:{caller.key_id}")
@@ -336,11 +345,16 @@ class Dispatcher:
         """Record when a key was last used (shown in the console), at most once a minute per key, after the
         request's own transaction so a read stays a read."""
         now = self.rt.clock.now()
-        if caller.last_used_at is not None and (now - caller.last_used_at).total_seconds() < 60:
+        last = self._last_touch.get(caller.key_id, caller.last_used_at)
+        if last is not None and (now - last).total_seconds() < 60:
             return
+        if len(self._last_touch) >= 4096:  # bounded; a forgotten key is at worst touched once more
+            self._last_touch.clear()
+        self._last_touch[caller.key_id] = now
         try:
             async with self.rt.db.session(write=True) as session:
-                await session.exec(update(ApiKey).where(ApiKey.id == caller.key_id).values(last_used_at=now))
+                await session.exec(update(ApiKey).where(ApiKey.id == caller.key_id).values(last_used_at=now)
+                                   .execution_options(auth_unchanged=True))
         except OperationalError:
             log.info("could not record last use of key %s (database busy)", caller.key_id)
 

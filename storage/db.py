@@ -13,6 +13,7 @@ separate `socialpub worker`) the busy timeout still arbitrates. PostgreSQL needs
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import weakref
 from collections.abc import AsyncIterator
@@ -21,11 +22,14 @@ from pathlib import Path
 
 import anyio
 import anyio.lowlevel
+import orjson
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlmodel.ext.asyncio.session import AsyncSession
+
+from storage import sqlite_inline
 
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 # How long a SQLite writer waits for its turn in this process before giving up like a busy timeout would.
@@ -33,15 +37,29 @@ WRITER_TURN_TIMEOUT_S = SQLITE_BUSY_TIMEOUT_MS / 1000
 SQLITE_READ_POOL = 64
 
 
+def json_loads(text: str | bytes) -> object:
+    """JSON columns decoded by orjson (several times faster on the hot reads); what orjson refuses and Python's
+    json accepts (integers beyond 64 bits, NaN) still decodes, as before."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
     # A pool as large as the requests a process serves at once: connections past pool_size are closed when
-    # returned, so a smaller pool reopens a connection (a thread, the file, four PRAGMAs) for most requests
-    # under concurrency. The write engine needs few: its transactions take turns.
+    # returned, so a smaller pool reopens a connection (the file, four PRAGMAs) for most requests under
+    # concurrency. The write engine needs few: its transactions take turns.
     # (An in-memory database has one static connection and no pool to size.)
     database = make_url(url).database
-    pool = {} if not database or database == ":memory:" else {
+    options: dict = {} if not database or database == ":memory:" else {
         "pool_size": 4 if immediate else SQLITE_READ_POOL, "max_overflow": SQLITE_READ_POOL}
-    engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **pool)
+    connect_args = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+    if not immediate:  # reads run on the loop's thread (storage/sqlite_inline.py); writes keep aiosqlite's thread
+        dialect = create_async_engine(url).dialect
+        args, kwargs = dialect.create_connect_args(make_url(url))
+        options["async_creator"] = sqlite_inline.connector(tuple(args), {**kwargs, **connect_args})
+    engine = create_async_engine(url, connect_args=connect_args, json_deserializer=json_loads, **options)
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:
@@ -90,7 +108,8 @@ class Database:
             self.read_engine = _sqlite_engine(url, immediate=False)
             self.write_engine = _sqlite_engine(url, immediate=True)
         else:
-            self.read_engine = self.write_engine = create_async_engine(url, pool_pre_ping=True)
+            self.read_engine = self.write_engine = create_async_engine(url, pool_pre_ping=True,
+                                                                       json_deserializer=json_loads)
         # One writer lock per event loop (a lock cannot move between loops; tests run several).
         self._writer_locks: weakref.WeakKeyDictionary[object, anyio.Lock] = weakref.WeakKeyDictionary()
 

@@ -3,7 +3,8 @@
 Who is calling: on stdio and in-process connections, the one key the server was started with; on SSE and
 streamable HTTP, the key that `server.mcp_server.http.KeyAuth` authenticated for the HTTP request that
 carried the message (the SDK exposes that request as `ctx.request`). Either way every tool call goes
-through `Dispatcher.invoke`, which authenticates the key again, so a revoked key stops working at once.
+through `Dispatcher.invoke`, which authenticates the key again, so a revoked key stops working at once (within
+`CALLER_CACHE_SECONDS` when another process revoked it, tools/services/auth.py).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from server.mcp_server.selection import PAGE_SIZE, Selection, SelectionError, pa
 from server.mcp_server.tools import ToolSpec, render, specs
 from server.metrics import MCP_TOOL_CALLS
 from tools.runtime import Runtime
-from tools.services.auth import Caller, authenticate
+from tools.services.auth import Caller, check_token
 
 log = logging.getLogger("socialpub.mcp")
 
@@ -111,8 +112,11 @@ class McpApp:
                 if caller is None:
                     raise ApiError("UNAUTHORIZED", "The access token is invalid, expired or revoked.")
                 return caller
+            cached = self.dispatcher.callers.get(check_token(token))
+            if cached is not None:
+                return cached
             async with self.rt.db.session(write=False) as session:
-                return await authenticate(session, token)
+                return await self.dispatcher.callers.authenticate(session, token)
         except OperationalError:
             raise ApiError("DEPENDENCY_UNAVAILABLE", "The database is busy or unavailable.",
                            headers={"Retry-After": "1"}) from None

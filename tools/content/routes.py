@@ -92,6 +92,12 @@ async def get_content_item(call: Call, req: sc.ContentItemPath) -> dict[str, Any
     return {"content_item": released(item, labels), "links": _drop_none(links)}
 
 
+# What `summary` reads: rows of these columns, not ContentItem objects (no identity map on the hot list).
+SUMMARY_COLUMNS = (ContentItem.id, ContentItem.brand_id, ContentItem.name, ContentItem.copy_mode,
+                   ContentItem.single_copy, ContentItem.platform_copy, ContentItem.settings,
+                   ContentItem.intended_integration_ids, ContentItem.created_at, ContentItem.updated_at)
+
+
 async def list_content_items(call: Call, req: ListContentItemsRequest) -> dict[str, Any]:
     """Keyset pages on (updated_at, id) using ix_content_items_brand_updated: the cost of a page does not grow
     with the number of items. The cursor is the last item's ID, as the spec fixes it."""
@@ -102,7 +108,7 @@ async def list_content_items(call: Call, req: ListContentItemsRequest) -> dict[s
         if position is None:
             raise keyset.invalid_cursor("The cursor is not the ID of a content item of this brand; read the list "
                                         "again without cursor.")
-    rows, has_more = await keyset.page(call.session, select(ContentItem).where(mine), ContentItem.updated_at,
+    rows, has_more = await keyset.page(call.session, select(*SUMMARY_COLUMNS).where(mine), ContentItem.updated_at,
                                        ContentItem.id, desc=req.order_direction == "desc", limit=req.limit,
                                        position=position)
     labels = await label_ids_of(call.session, [r.id for r in rows])

@@ -354,8 +354,9 @@ def caption_preview(item: ContentItem) -> str:
 
 def media_ids(item: ContentItem) -> list[str]:
     seen: dict[str, None] = {}
+    settings = item.settings  # once: the list reads rows, whose attribute access is not free
     for key in SETTINGS_KEYS:
-        s = item.settings.get(key)
+        s = settings.get(key)
         if not s:
             continue
         seen.update(dict.fromkeys(s.get("media_ids") or []))

@@ -1,12 +1,21 @@
-"""API keys: `socialpub_live_<secret>`, stored as SHA-256 only, resolved to a `Caller` per request."""
+"""API keys: `socialpub_live_<secret>`, stored as SHA-256 only, resolved to a `Caller` per request.
+
+A resolved key is remembered for `CALLER_CACHE_SECONDS` (`CallerCache`), so a busy key costs one indexed
+lookup every few seconds instead of one per request. A commit in this process that changes an API key, a user
+or a workspace (revoking a key, a new role, a renamed workspace) forgets every remembered key at once; a
+change committed by another process (the CLI, a second server) is seen within the TTL.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
+from sqlalchemy import event
+from sqlalchemy.orm import Session
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -15,6 +24,9 @@ from storage.tables.accounts import ApiKey, User, Workspace
 
 KEY_PREFIX = "socialpub_live_"
 _MAX_TOKEN = 200
+CALLER_CACHE_SECONDS = 5.0  # how long another process's revocation may take to be seen here
+CALLER_CACHE_SIZE = 1024  # bounded: when full it starts over
+_AUTH_TABLES = frozenset({"api_keys", "users", "workspaces"})
 
 
 @dataclass(frozen=True)
@@ -57,22 +69,101 @@ def bearer_token(header: str | None) -> str:
     return token
 
 
-async def authenticate(session: AsyncSession, token: str | None) -> Caller:
+def check_token(token: str | None) -> str:
+    """The token's shape (before any database work); 401 when it cannot be a key."""
     if not token:
         raise ApiError("UNAUTHORIZED", "An API key is required. Send `Authorization: Bearer <API key>`.")
     if not token.startswith(KEY_PREFIX) or len(token) > _MAX_TOKEN:
         raise ApiError("UNAUTHORIZED", f"That is not a socialpub API key (keys start with `{KEY_PREFIX}`).")
+    return token
+
+
+async def authenticate(session: AsyncSession, token: str | None) -> Caller:
+    check_token(token)
+    assert token is not None
+    # Columns, not ORM objects: one indexed lookup, no identity-map work.
     row = (await session.exec(
-        select(ApiKey, User, Workspace)
+        select(ApiKey.id, ApiKey.name, ApiKey.scopes, ApiKey.brand_ids, ApiKey.last_used_at, ApiKey.revoked_at,
+               User.id, User.role, Workspace.id, Workspace.name)
         .join(User, User.id == ApiKey.user_id)
         .join(Workspace, Workspace.id == ApiKey.workspace_id)
         .where(ApiKey.key_hash == hash_key(token))
     )).first()
-    if row is None or row[0].revoked_at is not None:
+    if row is None or row[5] is not None:
         raise ApiError("UNAUTHORIZED", "The API key is invalid or revoked.")
-    key, user, workspace = row
+    key_id, key_name, scopes, brand_ids, last_used_at, _, user_id, role, workspace_id, workspace_name = row
     return Caller(
-        key_id=key.id, key_name=key.name, workspace_id=workspace.id, workspace_name=workspace.name,
-        user_id=user.id, role=user.role, scopes=frozenset(key.scopes),
-        brand_ids=frozenset(key.brand_ids) if key.brand_ids is not None else None, last_used_at=key.last_used_at,
+        key_id=key_id, key_name=key_name, workspace_id=workspace_id, workspace_name=workspace_name,
+        user_id=user_id, role=role, scopes=frozenset(scopes),
+        brand_ids=frozenset(brand_ids) if brand_ids is not None else None, last_used_at=last_used_at,
     )
+
+
+# Bumped after every commit (in this process) that touched a key, a user or a workspace: remembered callers of
+# an older generation are forgotten.
+_generation = 0
+
+
+class CallerCache:
+    """Token -> Caller for `CALLER_CACHE_SECONDS`, per dispatcher (so per database). Only keys that resolved are
+    remembered; a refused key is looked up every time."""
+
+    def __init__(self, ttl: float = CALLER_CACHE_SECONDS) -> None:
+        self.ttl = ttl
+        self._entries: dict[str, tuple[float, int, Caller]] = {}
+
+    def get(self, token: str) -> Caller | None:
+        entry = self._entries.get(token)
+        if entry is None:
+            return None
+        expires, generation, caller = entry
+        if generation != _generation or time.monotonic() >= expires:
+            self._entries.pop(token, None)
+            return None
+        return caller
+
+    def put(self, token: str, caller: Caller, generation: int) -> None:
+        if generation != _generation or self.ttl <= 0:
+            return  # a change committed while the key was being read: do not remember the older row
+        if len(self._entries) >= CALLER_CACHE_SIZE:
+            self._entries.clear()
+        self._entries[token] = (time.monotonic() + self.ttl, generation, caller)
+
+    async def authenticate(self, session: AsyncSession, token: str | None) -> Caller:
+        caller = self.get(check_token(token))
+        if caller is None:
+            generation = _generation
+            caller = await authenticate(session, token)
+            self.put(token, caller, generation)  # type: ignore[arg-type]
+        return caller
+
+
+def generation() -> int:
+    return _generation
+
+
+@event.listens_for(Session, "after_flush")
+def _note_auth_change(session: Session, _flush_context) -> None:
+    for obj in (*session.new, *session.dirty, *session.deleted):
+        if getattr(obj, "__tablename__", None) in _AUTH_TABLES:
+            session.info["auth_changed"] = True
+            return
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _note_auth_statement(state) -> None:
+    if (state.is_update or state.is_delete) and not state.execution_options.get("auth_unchanged") \
+            and getattr(state.statement, "table", None) is not None and state.statement.table.name in _AUTH_TABLES:
+        state.session.info["auth_changed"] = True
+
+
+@event.listens_for(Session, "after_commit")
+def _forget_callers(session: Session) -> None:
+    global _generation
+    if session.info.pop("auth_changed", False):
+        _generation += 1
+
+
+@event.listens_for(Session, "after_rollback")
+def _drop_note(session: Session) -> None:
+    session.info.pop("auth_changed", None)
