@@ -151,18 +151,7 @@ def pg_scratch() -> Any:
     drop_pg_database(base, url)
 
 
-# -- parallel runs (pytest-xdist; `-n auto --dist loadgroup` in pyproject.toml) ------------------------------
-# Each test file runs whole on one worker, so a module-scoped fixture (a served subprocess, a browser, a
-# built bundle) starts once, as in a serial run; every test needing the Bluesky PDS goes to one worker, so
-# one PDS starts per run. Session fixtures are per worker and xdist-safe: scratch databases and temporary
-# directories are named per process, and servers bind free ports.
-PDS_GROUP = "bluesky-pds"
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the marks into node IDs
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.get_closest_marker("xdist_group"):
-            continue
-        group = PDS_GROUP if "pds" in getattr(item, "fixturenames", ()) else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+# Parallel runs (pytest-xdist, `-n auto --dist loadfile` in pyproject.toml): each test file runs whole on one
+# worker, so a module-scoped fixture (a served subprocess, Chromium, a built bundle) starts once as in a serial
+# run. Session fixtures are per worker and safe side by side: scratch databases and temporary directories are
+# named per process, and servers (the Bluesky PDS included) bind free ports.
