@@ -149,3 +149,9 @@ def pg_scratch() -> Any:
     url = create_pg_database(base)
     yield url
     drop_pg_database(base, url)
+
+
+# Parallel runs (pytest-xdist, `-n auto --dist loadfile` in pyproject.toml): each test file runs whole on one
+# worker, so a module-scoped fixture (a served subprocess, Chromium, a built bundle) starts once as in a serial
+# run. Session fixtures are per worker and safe side by side: scratch databases and temporary directories are
+# named per process, and servers (the Bluesky PDS included) bind free ports.

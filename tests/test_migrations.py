@@ -9,7 +9,16 @@ from sqlalchemy import text
 from sqlmodel import SQLModel
 
 from storage.db import Database
-from storage.migrate import DatabaseAhead, DatabaseBehind, DatabaseUnreachable, check_current, upgrade
+from storage.migrate import (
+    HEADS,
+    DatabaseAhead,
+    DatabaseBehind,
+    DatabaseUnreachable,
+    check_current,
+    current_heads,
+    script_heads,
+    upgrade,
+)
 from tests.support import previous_revision
 
 pytestmark = pytest.mark.anyio
@@ -65,3 +74,22 @@ async def test_unreachable_database_is_one_line_without_the_password() -> None:
     message = str(caught.value)
     assert "hunter2" not in message and "someone:***@127.0.0.1:9/nowhere" in message and "\n" not in message
     await db.dispose()
+
+
+def test_static_heads_are_the_migration_scripts_heads() -> None:
+    """storage.migrate.HEADS lets a server check the schema without loading Alembic; a new migration must be
+    named there too."""
+    assert script_heads() == HEADS, f"set storage.migrate.HEADS to {sorted(script_heads())}"
+
+
+@pytest.mark.anyio
+async def test_current_heads_reads_what_alembic_recorded(tmp_path) -> None:
+    db = Database(f"sqlite+aiosqlite:///{tmp_path}/heads.db")
+    try:
+        assert await current_heads(db) == set()  # no version table yet
+        await upgrade(db)
+        async with db.read_engine.connect() as conn:
+            recorded = await conn.run_sync(lambda c: set(MigrationContext.configure(c).get_current_heads()))
+        assert await current_heads(db) == recorded == HEADS
+    finally:
+        await db.dispose()

@@ -85,7 +85,7 @@ async def cmd_schedule_item(args: argparse.Namespace, rt: Runtime) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    group = subcommands(sub, "autopilot", "Autopilot weekly plans")
+    group = subcommands(sub, "autopilot")
     p = group.add_parser("plan", help="create the brand's Autopilot plan, or add weeks to its active plan")
     p.add_argument("brand_id")
     p.add_argument("--weeks", type=int, default=4, help=f"weeks to add (1 to {autopilot.PLAN_WEEKS_MAX}, default 4)")

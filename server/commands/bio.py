@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from server.cli import add_json_flag, emit, run_with_runtime
+from server.cli import add_json_flag, emit, run_with_runtime, subcommands
 from storage.migrate import check_current
 from storage.tables.brands import Brand
 from tools import bio
@@ -97,7 +97,7 @@ async def cmd_show(args: argparse.Namespace, rt: Runtime) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    group = sub.add_parser("bio", help="Link in bio pages").add_subparsers(dest="action", required=True)
+    group = subcommands(sub, "bio")
 
     def command(name: str, help: str, fn) -> argparse.ArgumentParser:
         p = group.add_parser(name, help=help)

@@ -21,7 +21,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bundle", help="build a .mcpb MCP Bundle for this platform (dependencies vendored)")
+    p = sub.add_parser("bundle")  # help line: server.commands.COMMANDS
     p.add_argument("--output", default="dist", help="directory for the .mcpb file (default: dist)")
     p.add_argument("--no-validate", action="store_true",
                    help="skip `npx -y @anthropic-ai/mcpb validate` (which needs Node 18+)")

@@ -9,7 +9,7 @@ from sqlmodel import select
 
 from schemas.plans import PLAN_IDS, SELF_HOSTED_PLAN_ID
 from schemas.scopes import parse_scopes
-from server.cli import add_json_flag, emit, run_with_runtime
+from server.cli import add_json_flag, emit, run_with_runtime, subcommands
 from server.console import identity
 from storage.migrate import check_current, display_url, upgrade
 from storage.tables.accounts import Workspace
@@ -153,7 +153,7 @@ async def cmd_integrations_connect(args: argparse.Namespace, rt: Runtime) -> Non
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("init", help="create or migrate the database; --demo seeds a demo workspace")
+    p = sub.add_parser("init")  # help line: server.commands.COMMANDS
     p.add_argument("--demo", action="store_true", help="seed two brands, sandbox accounts and a full-scope key")
     p.add_argument("--workspace-name", default="Default workspace", help="name of the first workspace")
     p.add_argument("--plan", default=SELF_HOSTED_PLAN_ID, choices=PLAN_IDS,
@@ -161,7 +161,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_init))
 
-    ws = sub.add_parser("workspaces", help="manage workspaces").add_subparsers(dest="action", required=True)
+    ws = subcommands(sub, "workspaces")
     p = ws.add_parser("create", help="create a workspace")
     p.add_argument("--name", required=True)
     add_json_flag(p)
@@ -170,7 +170,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_workspaces_list))
 
-    brands = sub.add_parser("brands", help="manage brands").add_subparsers(dest="action", required=True)
+    brands = subcommands(sub, "brands")
     p = brands.add_parser("create", help="create a brand")
     p.add_argument("--name", required=True)
     p.add_argument("--timezone", default="UTC", help="IANA timezone (default UTC)")
@@ -181,7 +181,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_brands_create))
 
-    keys = sub.add_parser("keys", help="manage API keys").add_subparsers(dest="action", required=True)
+    keys = subcommands(sub, "keys")
     p = keys.add_parser("create", help="create an API key; the secret is printed once")
     p.add_argument("--name", required=True)
     p.add_argument("--scopes", required=True, help="comma-separated scopes, or `all`")
@@ -197,8 +197,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_keys_revoke))
 
-    integrations = sub.add_parser("integrations", help="manage connected accounts").add_subparsers(
-        dest="action", required=True)
+    integrations = subcommands(sub, "integrations")
     p = integrations.add_parser("connect", help="connect a sandbox account to a brand")
     p.add_argument("--brand", required=True)
     p.add_argument("--platform", required=True)

@@ -9,11 +9,8 @@ import re
 import sys
 
 import anyio
-import uvicorn
 
 from schemas.settings import Settings
-from server.mcp_server.http import is_loopback
-from server.mcp_server.run import http_app, run_stdio
 from server.mcp_server.selection import PAGE_SIZE, Selection, SelectionError, parse_toolsets
 from storage.migrate import DatabaseNotReady, DatabaseUnusable, preflight
 from tools.runtime import Runtime
@@ -54,6 +51,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     selection = Selection(toolsets=toolsets, read_only=read_only, all_tools=args.all_tools,
                           allowed=toolsets if chosen else None)
     if args.transport == "stdio":
+        from server.mcp_server.run import run_stdio
+
         if not settings.api_key:
             log.warning("SOCIALPUB_API_KEY is not set: every tool that needs a key will answer 401 UNAUTHORIZED")
         try:
@@ -63,8 +62,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         return 0
 
-    # HTTP transports. With SOCIALPUB_API_KEY set this is the single-user local setup: requests without an
-    # Authorization header act with that key, so anything that can reach the port acts as its owner.
+    # HTTP transports, imported here: stdio starts without them. With SOCIALPUB_API_KEY set this is the
+    # single-user local setup: requests without an Authorization header act with that key, so anything that
+    # can reach the port acts as its owner.
+    import uvicorn
+
+    from server.mcp_server.http import is_loopback
+    from server.mcp_server.run import http_app
+
     if settings.api_key and not is_loopback(args.host) and not args.allow_remote_default_key:
         return _fail(f"refusing to serve SOCIALPUB_API_KEY to requests without a key on non-loopback host "
                      f"{args.host}: bind 127.0.0.1, unset SOCIALPUB_API_KEY so every client sends its own "
@@ -86,7 +91,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mcp", help="serve MCP over stdio (default), SSE or streamable HTTP",
+    p = sub.add_parser("mcp",  # help line: server.commands.COMMANDS
                        description="Serve the MCP server. stdio acts with SOCIALPUB_API_KEY; SSE and streamable "
                                    "HTTP take `Authorization: Bearer <API key>` per session, or act with "
                                    "SOCIALPUB_API_KEY for requests without one (single-user, loopback only).")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from server.cli import add_json_flag, emit, run_with_runtime
+from server.cli import add_json_flag, emit, run_with_runtime, subcommands
 from storage.migrate import check_current
 from storage.tables.brands import Brand
 from tools.media.items import create_media_folder, list_media_folders
@@ -39,8 +39,7 @@ async def cmd_list(args: argparse.Namespace, rt: Runtime) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    folders = sub.add_parser("media-folders", help="manage a brand's media folders").add_subparsers(
-        dest="action", required=True)
+    folders = subcommands(sub, "media-folders")
     p = folders.add_parser("create", help="create a media folder (use its ID as folder_id in uploads and imports)")
     p.add_argument("--brand", required=True)
     p.add_argument("--name", required=True)

@@ -231,7 +231,7 @@ async def cmd_apps_list(args: argparse.Namespace, rt: Runtime) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    integrations = subcommands(sub, "integrations", "manage connected accounts")
+    integrations = subcommands(sub, "integrations")
     p = integrations.choices["connect"]
     p.description = ("Connect an account to a brand: a real one with network credentials (Mastodon, Telegram, "
                      "Discord, Bluesky; see docs/networks.md), else a sandbox account.")
@@ -259,7 +259,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_select_account))
 
-    group = subcommands(sub, "apps", "OAuth apps this service uses on networks (X, ...)")
+    group = subcommands(sub, "apps")
     p = group.add_parser("set", help="store a network's OAuth client credentials (the secret sealed)")
     p.add_argument("--platform", required=True)
     p.add_argument("--client-id", required=True)
@@ -271,7 +271,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_apps_list))
 
-    group = subcommands(sub, "secrets", "the credentials vault")
+    group = subcommands(sub, "secrets")
     p = group.add_parser("rotate", help="re-encrypt every stored secret under the newest vault key")
     p.add_argument("--new-key", action="store_true",
                    help="first put a new random key in front of $SOCIALPUB_HOME/vault.keys")

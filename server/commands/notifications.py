@@ -58,7 +58,7 @@ async def cmd_set_status(args: argparse.Namespace, rt: Runtime) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    group = subcommands(sub, "notifications", "notification settings and read state")
+    group = subcommands(sub, "notifications")
     p = group.add_parser("defaults", help="set a user's account-wide email defaults")
     p.add_argument("--user", required=True, help="user ID (the owner of an API key)")
     p.add_argument("--on", help="comma-separated categories to turn on, or `all`")
@@ -72,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_mark_read))
 
-    p = subcommands(sub, "integrations", "manage connected accounts").add_parser(
+    p = subcommands(sub, "integrations").add_parser(
         "set-status", help="change an account's status; expired/needs_reauth notifies the workspace")
     p.add_argument("--integration", required=True, help="integration ID")
     p.add_argument("--status", required=True, choices=list(operator.INTEGRATION_STATUSES))

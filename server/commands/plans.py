@@ -43,11 +43,11 @@ async def cmd_set_plan(args: argparse.Namespace, rt: Runtime) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = subcommands(sub, "plans", "plans catalogue").add_parser("list", help="list plans, prices and limits")
+    p = subcommands(sub, "plans").add_parser("list", help="list plans, prices and limits")
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_plans_list))
 
-    p = subcommands(sub, "workspaces", "manage workspaces").add_parser(
+    p = subcommands(sub, "workspaces").add_parser(
         "set-plan", help="move a workspace to another plan")
     p.add_argument("--workspace", help="workspace ID (needed when there are several)")
     p.add_argument("--plan", required=True, help=f"one of: {', '.join(PLAN_IDS)}")

@@ -11,7 +11,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from providers.sandbox import FAULT_KINDS, FAULT_OPERATIONS, STATE_KEYS
-from server.cli import add_json_flag, emit, run_with_runtime
+from server.cli import add_json_flag, emit, run_with_runtime, subcommands
 from storage.migrate import check_current
 from storage.tables.integrations import Integration
 from tools.operator.actions import OperatorError
@@ -76,8 +76,7 @@ async def cmd_sandbox_set(args: argparse.Namespace, rt: Runtime) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    sandbox = sub.add_parser("sandbox", help="inject faults into sandbox accounts").add_subparsers(
-        dest="action", required=True)
+    sandbox = subcommands(sub, "sandbox")
     p = sandbox.add_parser("set", help="set faults and account facts of a sandbox account")
     p.add_argument("integration_id")
     p.add_argument("--fault", action="append", metavar="OPERATION=KIND[:TIMES]",

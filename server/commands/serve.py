@@ -50,7 +50,7 @@ async def cmd_worker(args: argparse.Namespace, rt: Runtime) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help="serve the REST API (and MCP over HTTP) with the worker in-process")
+    p = sub.add_parser("serve")  # help line: server.commands.COMMANDS
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--no-worker", action="store_true", help="do not run the publishing worker in this process")
@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                            "(DNS rebinding protection; default $SOCIALPUB_ALLOWED_HOSTS)")
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("worker", help="run the publishing worker")
+    p = sub.add_parser("worker")  # help line: server.commands.COMMANDS
     p.add_argument("--once", action="store_true", help="process what is due now, then exit")
     add_json_flag(p)
     p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics of this worker on this port")

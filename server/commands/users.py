@@ -47,7 +47,7 @@ async def cmd_users_set_password(args: argparse.Namespace, rt: Runtime) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    group = subcommands(sub, "users", "console users")
+    group = subcommands(sub, "users")
     p = group.add_parser("set-password", help="set a console user's password (prompts); ends its sessions")
     p.add_argument("--email", required=True)
     p.add_argument("--password-stdin", action="store_true", help="read the password from the first line of stdin")

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 from mcp.server.stdio import stdio_server
-from starlette.applications import Starlette
-from starlette.middleware import Middleware
 
 from server.mcp_server.app import McpApp
-from server.mcp_server.http import McpHttp
 from server.mcp_server.selection import PAGE_SIZE, Selection
-from server.rest import CatchAll
 from server.worker import Worker
 from storage.migrate import check_current
 from tools.runtime import Runtime
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 
 async def run_stdio(rt: Runtime, selection: Selection, key: str | None, page_size: int = PAGE_SIZE) -> None:
@@ -40,6 +39,13 @@ def http_app(rt: Runtime, *, transport: Literal["http", "sse"], selection: Selec
              default_key: str | None = None, allowed_hosts: Sequence[str] = (),
              run_worker: bool | None = None, page_size: int = PAGE_SIZE) -> Starlette:
     """An ASGI app serving one MCP transport (streamable HTTP at /mcp, or SSE at /sse + /messages/)."""
+    # Imported here: stdio (run_stdio) starts without the HTTP transports and the REST module.
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+
+    from server.mcp_server.http import McpHttp
+    from server.rest import CatchAll
+
     http = McpHttp(McpApp(rt, selection=selection, page_size=page_size), allowed_hosts=allowed_hosts, default_key=default_key,
                    streamable=transport == "http", sse=transport == "sse")
     worker_on = rt.settings.worker_enabled if run_worker is None else run_worker
