@@ -117,35 +117,28 @@ class Database:
     def is_sqlite(self) -> bool:
         return self.dialect == "sqlite"
 
-    @asynccontextmanager
-    async def _writer_turn(self) -> AsyncIterator[None]:
-        """Wait (first come, first served) until no other write transaction of this process is open on SQLite.
-        The wait is bounded like SQLite's busy timeout and ends the same way: OperationalError, which the
-        dispatcher answers with 503 DEPENDENCY_UNAVAILABLE and Retry-After. A task that opens a write session
-        inside its own gets RuntimeError at once (it would have waited out the busy timeout on SQLite)."""
+    def _writer_lock(self) -> anyio.Lock:
         loop = anyio.lowlevel.current_token().native_token
         lock = self._writer_locks.get(loop)
         if lock is None:
             lock = self._writer_locks[loop] = anyio.Lock()
-        with anyio.move_on_after(WRITER_TURN_TIMEOUT_S) as waited:
-            await lock.acquire()
-        if waited.cancelled_caught:
-            raise OperationalError("BEGIN IMMEDIATE", None, sqlite3.OperationalError("database is locked"))
-        try:
-            yield
-        finally:
-            lock.release()
+        return lock
 
     @asynccontextmanager
     async def session(self, *, write: bool) -> AsyncIterator[AsyncSession]:
         """One transaction: committed when the block ends normally, rolled back when it raises. A SQLite write
         transaction first waits for this process's writer turn and holds it until the connection is back in
-        the pool, so keep write blocks short: no network calls inside."""
+        the pool, so keep write blocks short: a network call goes inside `outside_transaction`."""
         engine = self.write_engine if write else self.read_engine
         async with AsyncExitStack() as stack:
             if write and self.is_sqlite:
-                await stack.enter_async_context(self._writer_turn())
+                turn = _WriterTurn(self._writer_lock())
+                await turn.take()
+                stack.push_async_callback(turn.give_up)
+            else:
+                turn = None
             session = await stack.enter_async_context(AsyncSession(engine, expire_on_commit=False))
+            session.info["writer_turn"] = turn
             try:
                 yield session
                 if write:
@@ -156,7 +149,47 @@ class Database:
                 await session.rollback()
                 raise
 
+    @staticmethod
+    @asynccontextmanager
+    async def outside_transaction(session: AsyncSession) -> AsyncIterator[None]:
+        """Commit the session's transaction and, for the block (a network call), hold neither a transaction
+        nor this process's SQLite writer turn; the turn is taken again (in arrival order) after it. The
+        session stays usable: its next statement opens a new transaction."""
+        await session.commit()
+        turn: _WriterTurn | None = session.info.get("writer_turn")
+        if turn is None:
+            yield
+            return
+        await turn.give_up()
+        try:
+            yield
+        finally:
+            await turn.take()
+
     async def dispose(self) -> None:
         await self.write_engine.dispose()
         if self.read_engine is not self.write_engine:
             await self.read_engine.dispose()
+
+
+class _WriterTurn:
+    """This process's turn to write on SQLite (first come, first served). The wait is bounded like SQLite's busy
+    timeout and ends the same way: OperationalError, which the dispatcher answers with 503 DEPENDENCY_UNAVAILABLE
+    and Retry-After. A task that opens a write session inside its own gets RuntimeError at once (anyio's lock
+    refuses its holder; on SQLite it would have waited out the busy timeout)."""
+
+    def __init__(self, lock: anyio.Lock) -> None:
+        self.lock = lock
+        self.held = False
+
+    async def take(self) -> None:
+        with anyio.move_on_after(WRITER_TURN_TIMEOUT_S) as waited:
+            await self.lock.acquire()
+        if waited.cancelled_caught:
+            raise OperationalError("BEGIN IMMEDIATE", None, sqlite3.OperationalError("database is locked"))
+        self.held = True
+
+    async def give_up(self) -> None:
+        if self.held:
+            self.held = False
+            self.lock.release()

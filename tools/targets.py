@@ -399,12 +399,6 @@ def _payload(call: Call, i: Integration, kind: str, options: list[dict[str, str]
     return body
 
 
-async def _end_transaction(call: Call) -> None:
-    """Finish the request's transaction before a network call, so no lock or pooled connection is held while
-    the provider answers. The session stays usable: the next statement opens a new transaction."""
-    await call.session.commit()
-
-
 async def get_target_dynamic_options(call: Call, req: IntegrationPath) -> dict[str, Any]:
     i = await _integration(call, req.integration_id)
     kind = _kind(i)
@@ -420,8 +414,9 @@ async def get_target_dynamic_options(call: Call, req: IntegrationPath) -> dict[s
                        guidance="Call refresh_target_dynamic_options (POST, integrations:write) to refresh the "
                                 "credential and read the choices.")
     provider, account = _provider(call, i), account_of(i, call.rt.settings)
-    await _end_transaction(call)
-    result = await _ask(provider, account, kind, refresh=False, i=i)
+    # No transaction, lock or pooled connection is held while the provider answers.
+    async with call.rt.db.outside_transaction(call.session):
+        result = await _ask(provider, account, kind, refresh=False, i=i)
     if result.new_credentials is not None or result.new_status is not None:
         # A read must not rotate anything; the adapter broke its contract. Nothing is stored.
         log.warning("provider %s returned new credentials or status on a plain read of %s", i.provider, i.id)
@@ -444,15 +439,15 @@ async def refresh_target_dynamic_options(call: Call, req: IntegrationPath) -> di
     lease = {"holder": call.request_id, "expires_at": iso(call.now + timedelta(seconds=LEASE_SECONDS))}
     i.provider_state = {**(i.provider_state or {}), LEASE_KEY: lease}
     call.session.add(i)
-    await _end_transaction(call)
 
-    # 2. ask the provider, outside any transaction
+    # 2. ask the provider, outside any transaction and without this process's SQLite writer turn
     failure: ApiError | None = None
     result: Options | None = None
-    try:
-        result = await _ask(provider, account, kind, refresh=True, i=i, keep_changes=True)
-    except ApiError as exc:
-        failure = exc
+    async with call.rt.db.outside_transaction(call.session):
+        try:
+            result = await _ask(provider, account, kind, refresh=True, i=i, keep_changes=True)
+        except ApiError as exc:
+            failure = exc
 
     # 3. record what happened and release the lease, in one short transaction
     i = await _integration(call, req.integration_id, lock=True)
