@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import anyio
-from sqlalchemy import bindparam, text, update
+from sqlalchemy import bindparam, insert, text, update
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -118,6 +118,7 @@ T = TypeVar("T")
 @dataclass
 class _Pending:
     work: Callable[[AsyncSession], Awaitable[Any]]
+    schedule_id: str | None = None  # the Schedule the step works on: the group reads its rows up front
     done: anyio.Event = field(default_factory=anyio.Event)
     result: Any = None
     error: BaseException | None = None
@@ -135,8 +136,8 @@ class _Group:
         self.pending: list[_Pending] = []
         self.flushing = False
 
-    async def run(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-        item = _Pending(work)
+    async def run(self, work: Callable[[AsyncSession], Awaitable[T]], schedule_id: str | None = None) -> T:
+        item = _Pending(work, schedule_id)
         self.pending.append(item)
         if self.flushing:
             await item.done.wait()
@@ -164,6 +165,7 @@ class _Group:
             async with self.rt.db.session(write=True) as s:
                 s.info[notify.RECIPIENTS_MEMO] = {}  # the steps change no users or preferences
                 s.info[notify.DEFERRED] = []  # their notifications: inserted together at the end
+                await _prefetch(s, [item.schedule_id for item in batch if item.schedule_id])
                 results = [await item.work(s) for item in batch]
                 await notify.flush_deferred(s)
         except Exception as exc:
@@ -193,15 +195,76 @@ def _groups(rt: Runtime) -> list[_Group]:
     return [_Group(rt) for _ in range(1 if rt.db.is_sqlite else POSTGRES_LANES)]
 
 
-async def _step(rt: Runtime, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+async def _step(rt: Runtime, work: Callable[[AsyncSession], Awaitable[T]], schedule_id: str | None = None) -> T:
     """Run one step of a run in a write transaction: the batch's group commit inside `publish_due` (the least
-    busy group), else its own transaction."""
+    busy group), else its own transaction. `schedule_id`: the Schedule it works on, whose rows the group reads
+    (and locks) with those of its other steps."""
     groups = _GROUPS.get()
     if groups and groups[0].rt is rt:
         group = min(groups, key=lambda g: (g.flushing, len(g.pending)))
-        return await group.run(work)
+        return await group.run(work, schedule_id)
     async with rt.db.session(write=True) as s:
         return await work(s)
+
+
+# --- the rows of a group, read set-wise ---------------------------------------------------------------------
+
+_LOCKED = "publishing_locked"  # session.info: IDs of the Schedules the group locked and read with their rows
+_RUN_TARGETS = "publishing_run_targets"  # session.info: execution ID -> its targets, read after the lock
+_ROWS = "publishing_rows"  # session.info: every row the group read
+
+
+async def _prefetch(s: AsyncSession, schedule_ids: list[str]) -> None:
+    """Lock the group's Schedules (in ID order, so two groups cannot deadlock) and read, one statement per table,
+    the rows their steps use: runs, targets, publications, content items, integrations, brands. The steps then
+    find them in the session's identity map instead of reading them one by one; what they change is flushed
+    together at commit (the unit of work batches the UPDATEs)."""
+    if not schedule_ids:
+        return
+    ids = sorted(set(schedule_ids))
+
+    async def read(query: Any) -> list[Any]:
+        return list((await s.exec(query.execution_options(populate_existing=True))).all())
+
+    schedules = await read(select(Schedule).where(Schedule.id.in_(ids)).order_by(Schedule.id).with_for_update())
+    runs = sorted({x.latest_execution_id for x in schedules if x.latest_execution_id})
+    rows: list[Any] = [*schedules]
+    by_run: dict[str, list[PublishTarget]] = {run: [] for run in runs}
+    if runs:
+        rows += await read(select(PublishExecution).where(PublishExecution.id.in_(runs)))
+        targets = await read(select(PublishTarget).where(PublishTarget.execution_id.in_(runs)))
+        for target in targets:
+            by_run[target.execution_id].append(target)
+        publications = sorted({t.publication_id for t in targets if t.publication_id})
+        rows += targets + (await read(select(Publication).where(Publication.id.in_(publications)))
+                           if publications else [])
+    integrations = sorted({i for x in schedules for i in x.integration_ids or []})
+    if integrations:
+        rows += await read(select(Integration).where(Integration.id.in_(integrations)))
+    rows += await read(select(ContentItem).where(ContentItem.id.in_(sorted({x.content_item_id for x in schedules}))))
+    rows += await read(select(Brand).where(Brand.id.in_(sorted({x.brand_id for x in schedules}))))
+    # The session's identity map holds objects weakly: these references keep them there for the steps.
+    s.info[_ROWS] = rows
+    s.info[_LOCKED] = {x.id for x in schedules}
+    s.info[_RUN_TARGETS] = by_run
+
+
+async def _locked_schedule(s: AsyncSession, schedule_id: str) -> Schedule | None:
+    """The Schedule row locked for this transaction: from the group's read when it locked it, else read now."""
+    if schedule_id in s.info.get(_LOCKED, ()):
+        return await s.get(Schedule, schedule_id)  # in the identity map: no statement
+    return await s.get(Schedule, schedule_id, with_for_update=True)
+
+
+async def _run_targets(s: AsyncSession, schedule: Schedule) -> list[PublishTarget]:
+    """The targets of the Schedule's latest run, as this transaction sees them (changes included)."""
+    assert schedule.latest_execution_id
+    known = s.info.get(_RUN_TARGETS, {}).get(schedule.latest_execution_id) \
+        if schedule.id in s.info.get(_LOCKED, ()) else None
+    if known is not None:
+        return sorted(known, key=lambda t: t.id)
+    await s.flush()
+    return await _targets(s, schedule.latest_execution_id)
 
 
 async def claim_due(rt: Runtime, owner: str, *, limit: int = BATCH) -> list[str]:
@@ -313,7 +376,7 @@ async def run_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
         """Start (or resume) the run; the first runnable target's attempt is recorded in the same transaction.
         None: nothing to do for this worker (lease lost, cancelled, or held)."""
         now = rt.clock.now()
-        schedule = await s.get(Schedule, schedule_id, with_for_update=True)
+        schedule = await _locked_schedule(s, schedule_id)
         if schedule is None or schedule.lease_owner != owner:
             return None
         if schedule.status != "publishing":  # changed under us (cancelled): give the claim back
@@ -332,15 +395,16 @@ async def run_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
         if execution is None or execution.status != "processing":
             execution, targets = await _start_execution(s, rt, schedule, now)
         else:
-            targets = (await s.exec(select(PublishTarget).where(PublishTarget.execution_id == execution.id)
-                                    .order_by(PublishTarget.id))).all()
-        runnable = [t.id for t in targets if t.state not in TARGET_FINAL_STATES
-                    and (t.state != "retry_wait" or t.next_attempt_at is None or t.next_attempt_at <= now)]
+            targets = await _run_targets(s, schedule)
+        ready = [t for t in targets if t.state not in TARGET_FINAL_STATES
+                 and (t.state != "retry_wait" or t.next_attempt_at is None or t.next_attempt_at <= now)]
+        runnable = [t.id for t in ready]
         if not runnable or owner in rt.stopping:
             return runnable, None
-        return runnable, await _begin_attempt(s, rt, owner, runnable[0], schedule_id, locked=schedule)
+        return runnable, await _begin_attempt(s, rt, owner, runnable[0], schedule_id, locked=schedule,
+                                              target=ready[0])
 
-    begun = await _step(rt, begin)
+    begun = await _step(rt, begin, schedule_id)
     if begun is None:
         return
     runnable, first = begun
@@ -385,15 +449,22 @@ async def _start_execution(s: AsyncSession, rt: Runtime, schedule: Schedule,
                            now: datetime) -> tuple[PublishExecution, list[PublishTarget]]:
     execution = PublishExecution(id=new_id("run"), brand_id=schedule.brand_id, schedule_id=schedule.id,
                                  status="processing", started_at=now, created_at=now, updated_at=now)
-    s.add(execution)
+    # Written at once, alone, as a Core insert (the unit of work does not order inserts by foreign key): the
+    # targets and publications below then wait in the session and go in with the whole group's, in bulk.
+    table = PublishExecution.__table__  # type: ignore[attr-defined]
+    with s.sync_session.no_autoflush:  # a Core statement flushes the session first: not the other steps' rows
+        await s.execute(insert(table).values({c.name: getattr(execution, c.name) for c in table.columns}))
     item = await s.get(ContentItem, schedule.content_item_id)
-    integrations = {i.id: i for i in (await s.exec(select(Integration).where(
-        Integration.brand_id == schedule.brand_id, Integration.id.in_(schedule.integration_ids)))).all()}
+    if schedule.id in s.info.get(_LOCKED, ()):  # the group read them: the identity map has them
+        found = [await s.get(Integration, i) for i in sorted(set(schedule.integration_ids))]
+        integrations = {i.id: i for i in found if i is not None and i.brand_id == schedule.brand_id}
+    else:
+        integrations = {i.id: i for i in (await s.exec(select(Integration).where(
+            Integration.brand_id == schedule.brand_id, Integration.id.in_(schedule.integration_ids)))).all()}
     wanted: list[str] = []
     for integration in integrations.values():
         wanted.extend((_platform_settings(item, integration.platform) or {}).get("media_ids") or [])
     media = await _media_rows(s, schedule.brand_id, wanted)
-    await s.flush()  # targets reference the execution
     targets: list[PublishTarget] = []
     for integration_id in sorted(set(schedule.integration_ids)):
         integration = integrations.get(integration_id)
@@ -419,7 +490,6 @@ async def _start_execution(s: AsyncSession, rt: Runtime, schedule: Schedule,
     schedule.failure_reason = None
     schedule.blocking_reason = None
     schedule.updated_at = now
-    await s.flush()
     return execution, sorted(targets, key=lambda t: t.id)
 
 
@@ -523,20 +593,27 @@ async def _locked_target(s: AsyncSession, target_id: str,
         if target is None:
             return None, None
         schedule_id = target.schedule_id
-    schedule = await s.get(Schedule, schedule_id, with_for_update=True)
-    target = await s.get(PublishTarget, target_id, populate_existing=True)
+    schedule = await _locked_schedule(s, schedule_id)
+    if schedule_id in s.info.get(_LOCKED, ()):  # read by the group after the lock: current
+        target = await s.get(PublishTarget, target_id)
+    else:
+        target = await s.get(PublishTarget, target_id, populate_existing=True)
     if target is None or target.schedule_id != schedule_id:
         return None, None
     return target, schedule
 
 
 async def _begin_attempt(s: AsyncSession, rt: Runtime, owner: str, target_id: str,
-                         schedule_id: str | None = None, locked: Schedule | None = None) -> _Attempt | bool:
+                         schedule_id: str | None = None, locked: Schedule | None = None,
+                         target: PublishTarget | None = None) -> _Attempt | bool:
     """Record the attempt of one target (the caller commits it before any provider call). A target that cannot
-    be attempted is settled at once: then True when that finished the whole run, else False."""
+    be attempted is settled at once: then True when that finished the whole run, else False. `locked` and
+    `target`: the Schedule locked and the target read (or made, not yet flushed) earlier in this transaction."""
     now = rt.clock.now()
-    if isinstance(locked, Schedule):  # locked and its targets read earlier in this transaction
-        target, schedule = await s.get(PublishTarget, target_id), locked
+    if isinstance(locked, Schedule):
+        schedule = locked
+        if target is None:
+            target = await s.get(PublishTarget, target_id)
     else:
         target, schedule = await _locked_target(s, target_id, schedule_id)
     if target is None or schedule is None or schedule.lease_owner != owner or target.state in TARGET_FINAL_STATES:
@@ -558,7 +635,7 @@ async def run_target(rt: Runtime, owner: str, target_id: str, *, begun: _Attempt
     attempt already recorded (and committed) by the caller."""
     # 1. Record the attempt and commit before any provider call.
     if begun is None:
-        begun = await _step(rt, lambda s: _begin_attempt(s, rt, owner, target_id, schedule_id))
+        begun = await _step(rt, lambda s: _begin_attempt(s, rt, owner, target_id, schedule_id), schedule_id)
     if isinstance(begun, bool):
         return begun
     attempt = begun
@@ -608,7 +685,7 @@ async def run_target(rt: Runtime, owner: str, target_id: str, *, begun: _Attempt
         # The run's last settlement finishes it in the same transaction (one commit fewer per Schedule).
         return await _finish_if_final(s, now, schedule)
 
-    return await _step(rt, settle)
+    return await _step(rt, settle, attempt.schedule_id)
 
 
 async def _find_earlier(attempt: _Attempt) -> PostResult | None:
@@ -686,8 +763,7 @@ async def _finish_if_final(s: AsyncSession, now: datetime, schedule: Schedule,
     """When every target of the run is final: the run and the Schedule take the outcome, the lease is cleared."""
     if not schedule.latest_execution_id:
         return False
-    await s.flush()
-    targets = targets if targets is not None else await _targets(s, schedule.latest_execution_id)
+    targets = targets if targets is not None else await _run_targets(s, schedule)
     if not all(t.state in TARGET_FINAL_STATES for t in targets):
         return False
     published = sum(t.state == "published" for t in targets)
@@ -705,15 +781,15 @@ async def _finish_if_final(s: AsyncSession, now: datetime, schedule: Schedule,
 
 
 async def finish_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
-    await _step(rt, lambda s: _finish_schedule(s, rt, owner, schedule_id))
+    await _step(rt, lambda s: _finish_schedule(s, rt, owner, schedule_id), schedule_id)
 
 
 async def _finish_schedule(s: AsyncSession, rt: Runtime, owner: str, schedule_id: str) -> None:
     now = rt.clock.now()
-    schedule = await s.get(Schedule, schedule_id, with_for_update=True)
+    schedule = await _locked_schedule(s, schedule_id)
     if schedule is None or schedule.lease_owner != owner or not schedule.latest_execution_id:
         return
-    targets = await _targets(s, schedule.latest_execution_id)
+    targets = await _run_targets(s, schedule)
     if await _finish_if_final(s, now, schedule, targets):
         return
     schedule.lease_owner = schedule.lease_expires_at = None
