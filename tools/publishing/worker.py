@@ -70,11 +70,16 @@ log = logging.getLogger("socialpub.publishing")
 LEASE = timedelta(seconds=30)
 RENEW_SECONDS = 10.0
 STOP_POLL_SECONDS = 0.2  # how soon a stopping worker hands back the Schedules of its batch not yet started
-BATCH = 20  # Schedules per claim
+BATCH = 20  # Schedules per claim while provider calls are slow (at CONCURRENCY)
 # Schedules of a batch carried out at once; each one's targets go one after another. Their transactions are
-# committed together (group commit, `_Group`), so this is also how many share one commit. (16 was tried: on
-# the loaded 2-core machine a SIGTERM'd worker with 16 hung calls then took 36 s to exit, over the 35 s bound.)
+# committed together (group commit, `_Group`), so this is also how many share one commit. It starts at
+# CONCURRENCY: a stopping worker waits for the calls in flight, and each one in flight (hung, say) holds its
+# Schedule until its lease expires. While every provider call answers within FAST_CALL_SECONDS it grows by
+# one per such call up to FAST_CONCURRENCY (bigger groups: fewer statements and commits per target), and the
+# claims grow with it (BATCH per CONCURRENCY); one slower call sets it back to CONCURRENCY.
 CONCURRENCY = 4
+FAST_CONCURRENCY = 16
+FAST_CALL_SECONDS = 0.25
 MAX_SCHEDULES_PER_TICK = 1000  # then the tick returns, so other ticks and jobs get their turn
 MAX_ATTEMPTS = 5  # provider calls per target before a retryable failure becomes final
 BACKOFF_BASE = timedelta(seconds=30)  # 30 s, 1 min, 2 min, 4 min ... capped
@@ -185,7 +190,7 @@ class _Group:
 
 # PostgreSQL: groups on this many connections at once, so one group's round trips overlap another's (its
 # writers do not queue on one lock). SQLite has one writer at a time: one group.
-POSTGRES_LANES = 4
+POSTGRES_LANES = 1
 
 _GROUPS: contextvars.ContextVar[list[_Group] | None] = contextvars.ContextVar("socialpub_publishing_groups",
                                                                                 default=None)
@@ -282,11 +287,32 @@ async def claim_due(rt: Runtime, owner: str, *, limit: int = BATCH) -> list[str]
         return sorted(rows.scalars().all())
 
 
+class _Pace:
+    """How many Schedules of a tick run at once (CONCURRENCY up to FAST_CONCURRENCY, see there)."""
+
+    def __init__(self) -> None:
+        self.limiter = anyio.CapacityLimiter(CONCURRENCY)
+
+    def answered(self, seconds: float) -> None:
+        tokens = self.limiter.total_tokens
+        if seconds > FAST_CALL_SECONDS:
+            self.limiter.total_tokens = CONCURRENCY  # those running keep their slot; no new one until below
+        elif tokens < FAST_CONCURRENCY:
+            self.limiter.total_tokens = int(tokens) + 1
+
+    def claim(self) -> int:
+        return BATCH * int(self.limiter.total_tokens) // CONCURRENCY
+
+
+_PACE: contextvars.ContextVar[_Pace | None] = contextvars.ContextVar("socialpub_publishing_pace", default=None)
+
+
 async def publish_due(rt: Runtime, worker_id: str) -> int:
-    """The worker tick: claim and carry out due Schedules, up to CONCURRENCY at once (a slow provider call
-    does not hold up the others). Returns how many Schedules it worked on."""
+    """The worker tick: claim and carry out due Schedules, CONCURRENCY (or more, see there) at once (a slow
+    provider call does not hold up the others). Returns how many Schedules it worked on."""
     done = 0
-    limiter = anyio.CapacityLimiter(CONCURRENCY)
+    pace = _Pace()
+    limiter = pace.limiter
 
     started: set[str] = set()
 
@@ -302,7 +328,7 @@ async def publish_due(rt: Runtime, worker_id: str) -> int:
                 log.exception("publishing schedule %s failed", schedule_id)
 
     while done < MAX_SCHEDULES_PER_TICK and worker_id not in rt.stopping:
-        claimed = await claim_due(rt, worker_id, limit=min(BATCH, MAX_SCHEDULES_PER_TICK - done))
+        claimed = await claim_due(rt, worker_id, limit=min(pace.claim(), MAX_SCHEDULES_PER_TICK - done))
         if not claimed:
             break
         left, batch_done = len(claimed), anyio.Event()
@@ -317,6 +343,7 @@ async def publish_due(rt: Runtime, worker_id: str) -> int:
                     batch_done.set()
 
         token = _GROUPS.set(_groups(rt))  # the batch's runs share commits; the tasks below inherit it
+        paced = _PACE.set(pace)
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_renew_leases, rt, worker_id, batch_done)
@@ -324,6 +351,7 @@ async def publish_due(rt: Runtime, worker_id: str) -> int:
                 for schedule_id in claimed:
                     tg.start_soon(tracked, schedule_id)
         finally:
+            _PACE.reset(paced)
             _GROUPS.reset(token)
         done += len(claimed)
     return done
@@ -338,7 +366,9 @@ async def _renew_leases(rt: Runtime, owner: str, batch_done: anyio.Event) -> Non
         try:
             async with rt.db.session(write=True) as s:
                 now = rt.clock.now()
-                await s.exec(update(Schedule).where(Schedule.lease_owner == owner)  # type: ignore[call-overload]
+                # Rows locked in ID order, as a group commit locks its Schedules: the two cannot deadlock.
+                held = select(Schedule.id).where(Schedule.lease_owner == owner).order_by(Schedule.id)
+                await s.exec(update(Schedule).where(Schedule.id.in_(held.with_for_update()))  # type: ignore[call-overload]
                              .values(lease_expires_at=now + LEASE))
         except Exception:
             log.warning("could not renew the leases of worker %s; retrying", owner, exc_info=True)
@@ -656,7 +686,10 @@ async def run_target(rt: Runtime, owner: str, target_id: str, *, begun: _Attempt
     except Exception:
         log.exception("provider %s failed on target %s", attempt.account.platform, target_id)
         error = ProviderError("transient", "provider call raised")
-    observe_provider_call(attempt.account.platform, error.kind if error else None, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    observe_provider_call(attempt.account.platform, error.kind if error else None, seconds)
+    if (pace := _PACE.get()) is not None:
+        pace.answered(seconds)
     # 3. Settle, only while this worker still holds the lease.
     async def settle(s: AsyncSession) -> bool:
         now = rt.clock.now()
