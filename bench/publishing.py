@@ -74,15 +74,18 @@ async def _drain(rt, owner: str) -> int:
 
 
 async def _drain_process(home: str, url: str | None, at: str, owner: str) -> None:
-    """A worker process of `--workers N`: waits for "go" on stdin, drains, prints what it published."""
+    """A worker process of `--workers N`: waits for "go" on stdin, drains, prints what it published and the CPU
+    seconds the drain took."""
     rt = await scratch_runtime(home, url, start=at, migrate=False)
     print("ready", flush=True)
     await anyio.to_thread.run_sync(sys.stdin.readline)
-    print(await _drain(rt, owner), flush=True)
+    cpu = time.process_time()
+    done = await _drain(rt, owner)
+    print(done, time.process_time() - cpu, flush=True)
     await rt.close()
 
 
-def _run_processes(home: str, url: str | None, at: str, workers: int) -> tuple[float, list[int]]:
+def _run_processes(home: str, url: str | None, at: str, workers: int) -> tuple[float, list[int], float]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     procs = [subprocess.Popen([sys.executable, __file__, "--drain", home, url or "", at, f"bench-{n}"],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
@@ -94,8 +97,8 @@ def _run_processes(home: str, url: str | None, at: str, workers: int) -> tuple[f
     for proc in procs:
         proc.stdin.write("go\n")
         proc.stdin.flush()
-    counts = [int(proc.communicate(timeout=600)[0].strip() or 0) for proc in procs]
-    return time.perf_counter() - start, counts
+    outs = [proc.communicate(timeout=600)[0].split() or ["0", "0"] for proc in procs]
+    return time.perf_counter() - start, [int(out[0]) for out in outs], sum(float(out[1]) for out in outs)
 
 
 async def _create_database(server_url: str, name: str, drop: bool = False) -> None:
@@ -135,7 +138,8 @@ async def main(schedules: int, postgres: str | None, workers: int) -> None:
                 worker_s, worker_cpu = time.perf_counter() - start, time.process_time() - cpu
             else:
                 at = rt.clock.now().isoformat().replace("+00:00", "Z")
-                worker_s, counts = await anyio.to_thread.run_sync(_run_processes, tmp, url, at, workers)
+                worker_s, counts, worker_cpu = await anyio.to_thread.run_sync(_run_processes, tmp, url, at,
+                                                                              workers)
             assert sum(counts) == schedules, (counts, schedules)
             publishes = rt.providers["sandbox"].ledger.publishes()
             assert len(publishes) == schedules and set(publishes.values()) == {1}, "not exactly once"
@@ -159,9 +163,11 @@ async def main(schedules: int, postgres: str | None, workers: int) -> None:
     print(f"worker, sandbox:      {worker_s:8.3f} s  {schedules / worker_s:9.1f} targets published/s")
     print(f"bare inserts:         {insert_s:8.3f} s  {schedules / insert_s:9.1f} committed inserts/s (floor)")
     if worker_cpu is not None and insert_cpu:
-        # This process's CPU (all its threads), which other load on a shared machine distorts less than wall
-        # time; on PostgreSQL the server's own CPU is not in it.
-        print(f"CPU of this process per target: worker {1000 * worker_cpu / schedules:.2f} ms, bare insert "
+        # This process's CPU (all its threads; with --workers, the worker processes' CPU while draining, added
+        # up), which other load on a shared machine distorts less than wall time; on PostgreSQL the server's
+        # own CPU is not in it.
+        who = "this process" if workers == 1 else f"the {workers} worker processes"
+        print(f"CPU of {who} per target: worker {1000 * worker_cpu / schedules:.2f} ms, bare insert "
               f"{1000 * insert_cpu / schedules:.2f} ms, ratio {worker_cpu / insert_cpu:.2f}x")
     print(f"ratio (worker time per target / bare insert): {worker_s / insert_s:.2f}x; "
           f"{schedules / worker_s:.1f} targets/s")

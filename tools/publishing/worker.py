@@ -382,21 +382,23 @@ async def _hand_back(rt: Runtime, owner: str, claimed: list[str], started: set[s
         with anyio.move_on_after(STOP_POLL_SECONDS):
             await batch_done.wait()
             return
-    for schedule_id in claimed:
-        if schedule_id not in started:
-            await release(rt, owner, schedule_id)
+    await release(rt, owner, [schedule_id for schedule_id in claimed if schedule_id not in started])
 
 
-async def release(rt: Runtime, owner: str, schedule_id: str) -> None:
-    """Give back a claimed Schedule not yet started (a stopping worker): due again for any worker at once."""
+async def release(rt: Runtime, owner: str, schedule_ids: list[str]) -> None:
+    """Give back claimed Schedules not yet started (a stopping worker), in one transaction: due again for any
+    worker at once."""
+    if not schedule_ids:
+        return
     async with rt.db.session(write=True) as s:
-        schedule = await s.get(Schedule, schedule_id, with_for_update=True)
-        if schedule is None or schedule.lease_owner != owner:
-            return
-        if schedule.status == "publishing" and not schedule.latest_execution_id:
-            schedule.status = "scheduled"  # claimed but never started: as it was
-        schedule.lease_owner = schedule.lease_expires_at = None
-        schedule.updated_at = rt.clock.now()
+        for schedule in (await s.exec(select(Schedule).where(Schedule.id.in_(schedule_ids))
+                                      .order_by(Schedule.id).with_for_update())).all():
+            if schedule.lease_owner != owner:
+                continue
+            if schedule.status == "publishing" and not schedule.latest_execution_id:
+                schedule.status = "scheduled"  # claimed but never started: as it was
+            schedule.lease_owner = schedule.lease_expires_at = None
+            schedule.updated_at = rt.clock.now()
 
 
 # --- one Schedule -----------------------------------------------------------------------------------------
