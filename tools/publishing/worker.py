@@ -34,7 +34,8 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import anyio
-from sqlalchemy import bindparam, insert, text, update
+from sqlalchemy import bindparam, event, insert, text, update
+from sqlalchemy.orm import Session
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -217,6 +218,8 @@ async def _step(rt: Runtime, work: Callable[[AsyncSession], Awaitable[T]], sched
 _LOCKED = "publishing_locked"  # session.info: IDs of the Schedules the group locked and read with their rows
 _RUN_TARGETS = "publishing_run_targets"  # session.info: execution ID -> its targets, read after the lock
 _ROWS = "publishing_rows"  # session.info: every row the group read
+_NEW_RUNS = "publishing_new_runs"  # session.info: runs made by the group's steps, inserted before its flush
+_RUNS_TABLE = PublishExecution.__table__  # type: ignore[attr-defined]
 
 
 async def _prefetch(s: AsyncSession, schedule_ids: list[str]) -> None:
@@ -252,6 +255,15 @@ async def _prefetch(s: AsyncSession, schedule_ids: list[str]) -> None:
     s.info[_ROWS] = rows
     s.info[_LOCKED] = {x.id for x in schedules}
     s.info[_RUN_TARGETS] = by_run
+    s.info[_NEW_RUNS] = []
+    event.listen(s.sync_session, "before_flush", _insert_new_runs)
+
+
+def _insert_new_runs(session: Session, _context: Any, _instances: Any) -> None:
+    """Before any flush of a group's session: the runs its steps made, so their targets can follow."""
+    if waiting := session.info.get(_NEW_RUNS):
+        session.connection().execute(insert(_RUNS_TABLE), list(waiting))
+        waiting.clear()
 
 
 async def _locked_schedule(s: AsyncSession, schedule_id: str) -> Schedule | None:
@@ -481,11 +493,15 @@ async def _start_execution(s: AsyncSession, rt: Runtime, schedule: Schedule,
                            now: datetime) -> tuple[PublishExecution, list[PublishTarget]]:
     execution = PublishExecution(id=new_id("run"), brand_id=schedule.brand_id, schedule_id=schedule.id,
                                  status="processing", started_at=now, created_at=now, updated_at=now)
-    # Written at once, alone, as a Core insert (the unit of work does not order inserts by foreign key): the
-    # targets and publications below then wait in the session and go in with the whole group's, in bulk.
-    table = PublishExecution.__table__  # type: ignore[attr-defined]
-    with s.sync_session.no_autoflush:  # a Core statement flushes the session first: not the other steps' rows
-        await s.execute(insert(table).values({c.name: getattr(execution, c.name) for c in table.columns}))
+    # The unit of work does not order inserts by foreign key, and the targets reference the run: the run goes
+    # in as a Core insert before them, in a group at the start of its next flush (`_insert_new_runs`), so the
+    # runs, targets and publications of a whole group are three bulk inserts.
+    row = {c.name: getattr(execution, c.name) for c in _RUNS_TABLE.columns}
+    if (waiting := s.info.get(_NEW_RUNS)) is not None:
+        waiting.append(row)
+    else:
+        with s.sync_session.no_autoflush:  # a Core statement flushes the session first
+            await s.execute(insert(_RUNS_TABLE), [row])
     item = await s.get(ContentItem, schedule.content_item_id)
     if schedule.id in s.info.get(_LOCKED, ()):  # the group read them: the identity map has them
         found = [await s.get(Integration, i) for i in sorted(set(schedule.integration_ids))]
