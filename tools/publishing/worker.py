@@ -189,8 +189,9 @@ class _Group:
             item.done.set()
 
 
-# PostgreSQL: groups on this many connections at once, so one group's round trips overlap another's (its
-# writers do not queue on one lock). SQLite has one writer at a time: one group.
+# PostgreSQL: groups on this many connections at once, so one group's round trips could overlap another's.
+# One: with set-wise reads a group's cost hardly grows with its size, and four lanes split the ready steps into
+# groups of one (twice the worker's CPU per target, measured). SQLite has one writer at a time: one group.
 POSTGRES_LANES = 1
 
 _GROUPS: contextvars.ContextVar[list[_Group] | None] = contextvars.ContextVar("socialpub_publishing_groups",
