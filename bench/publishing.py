@@ -74,14 +74,14 @@ async def _drain(rt, owner: str) -> int:
 
 
 async def _drain_process(home: str, url: str | None, at: str, owner: str) -> None:
-    """A worker process of `--workers N`: waits for "go" on stdin, drains, prints what it published and the CPU
-    seconds the drain took."""
+    """A worker process of `--workers N`: waits for "go" on stdin, drains, prints what it published, the CPU
+    seconds the drain took, and when it began and ended (epoch seconds: the processes share the clock)."""
     rt = await scratch_runtime(home, url, start=at, migrate=False)
     print("ready", flush=True)
     await anyio.to_thread.run_sync(sys.stdin.readline)
-    cpu = time.process_time()
+    began, cpu = time.time(), time.process_time()
     done = await _drain(rt, owner)
-    print(done, time.process_time() - cpu, flush=True)
+    print(done, time.process_time() - cpu, began, time.time(), flush=True)
     await rt.close()
 
 
@@ -93,12 +93,15 @@ def _run_processes(home: str, url: str | None, at: str, workers: int) -> tuple[f
     for proc in procs:
         if proc.stdout.readline().strip() != "ready":
             raise SystemExit("a worker process did not start")
-    start = time.perf_counter()
     for proc in procs:
         proc.stdin.write("go\n")
         proc.stdin.flush()
-    outs = [proc.communicate(timeout=600)[0].split() or ["0", "0"] for proc in procs]
-    return time.perf_counter() - start, [int(out[0]) for out in outs], sum(float(out[1]) for out in outs)
+    outs = [proc.communicate(timeout=600)[0].split() for proc in procs]
+    if not all(len(out) == 4 for out in outs):
+        raise SystemExit("a worker process failed")
+    # From the first drain's start to the last one's end: the processes' start-up and exit are not the worker's
+    span = max(float(out[3]) for out in outs) - min(float(out[2]) for out in outs)
+    return span, [int(out[0]) for out in outs], sum(float(out[1]) for out in outs)
 
 
 async def _create_database(server_url: str, name: str, drop: bool = False) -> None:
