@@ -11,7 +11,6 @@ child process never writes into the protocol stream; both are restored on exit (
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import os
 import stat
 import sys
@@ -49,6 +48,8 @@ def _on_asyncio() -> bool:
 def _claim(fd: int, diversion: int) -> int:
     """A private duplicate of `fd` (above the standard range) to serve the wire from; `fd` now points at
     `diversion`."""
+    import fcntl  # POSIX only; Windows takes the SDK's transport
+
     private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
     try:
         os.dup2(diversion, fd)
@@ -63,26 +64,63 @@ def _claim(fd: int, diversion: int) -> int:
 @asynccontextmanager
 async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
     """(read stream, write stream) for `Server.run`, like the SDK's `stdio_server()`."""
-    if sys.platform == "win32" or not _on_asyncio() or not (_pipe_or_socket(0) and _pipe_or_socket(1)):
+    claimed = None
+    if sys.platform != "win32" and _on_asyncio() and _pipe_or_socket(0) and _pipe_or_socket(1):
+        claimed = _claim_both()
+    if claimed is None:
         async with stdio_server() as streams:
             yield streams
         return
+    stdin_fd, stdout_fd = claimed
+    read_transport = write_transport = None
+    try:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=MAX_LINE)
+        read_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                                         os.fdopen(stdin_fd, "rb", buffering=0, closefd=False))
+        write_transport, write_protocol = await loop.connect_write_pipe(
+            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()),
+            os.fdopen(stdout_fd, "wb", buffering=0, closefd=False))
+        write_transport.set_write_buffer_limits(high=0)  # drain() waits for every byte, as the SDK's flush did
+        writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+        async with _session_streams(reader, writer) as streams:
+            yield streams
+    finally:
+        if read_transport is not None:
+            read_transport.close()
+        if write_transport is not None:
+            write_transport.close()
+        # Blocking again, as the descriptions were found (the client may share them), then the wire restored.
+        for fd, private in ((0, stdin_fd), (1, stdout_fd)):
+            with suppress(OSError):
+                os.set_blocking(private, True)
+            with suppress(OSError):
+                os.dup2(private, fd)
+            with suppress(OSError):
+                os.close(private)
+
+
+def _claim_both() -> tuple[int, int] | None:
+    """Private duplicates of fds 0 and 1, with 0 now reading the null device and 1 writing to stderr; None
+    (and nothing changed) when the descriptors cannot be duplicated or diverted."""
     sys.stdout.flush()
-    stdin_fd = _claim(0, os.open(os.devnull, os.O_RDONLY))
+    try:
+        stdin_fd = _claim(0, os.open(os.devnull, os.O_RDONLY))
+    except OSError:
+        return None
     try:
         stdout_fd = _claim(1, os.dup(2))
     except OSError:
         os.dup2(stdin_fd, 0)
         os.close(stdin_fd)
-        raise
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_LINE)
-    read_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
-                                                     os.fdopen(stdin_fd, "rb", buffering=0))
-    write_transport, write_protocol = await loop.connect_write_pipe(
-        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), os.fdopen(stdout_fd, "wb", buffering=0))
-    writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+        return None
+    return stdin_fd, stdout_fd
 
+
+@asynccontextmanager
+async def _session_streams(reader: asyncio.StreamReader,
+                           writer: asyncio.StreamWriter) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's message streams over one line reader and one writer (as `stdio_server` builds them)."""
     read_stream_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
     write_stream, write_stream_reader = create_context_streams[SessionMessage](0)
 
@@ -91,7 +129,7 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
             while True:
                 try:
                     line = await reader.readline()
-                except ValueError as exc:  # longer than MAX_LINE: the rest of it is dropped with it
+                except ValueError as exc:  # longer than MAX_LINE; its remainder arrives as one more bad line
                     await read_stream_writer.send(exc)
                     continue
                 if not line:
@@ -111,19 +149,7 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
                              + b"\n")
                 await writer.drain()
 
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(stdin_reader)
-            tg.start_soon(stdout_writer)
-            yield read_stream, write_stream
-    finally:
-        # Back to blocking, as the descriptions were found (they may be shared with the client), then restore.
-        for fd in (stdin_fd, stdout_fd):
-            with suppress(OSError):
-                os.set_blocking(fd, True)
-        with suppress(OSError):
-            os.dup2(stdin_fd, 0)
-        with suppress(OSError):
-            os.dup2(stdout_fd, 1)
-        read_transport.close()
-        write_transport.close()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(stdin_reader)
+        tg.start_soon(stdout_writer)
+        yield read_stream, write_stream

@@ -20,6 +20,8 @@ async def list_tools(ctx, params):
     return types.ListToolsResult(tools=[types.Tool(name="noisy", input_schema={"type": "object"})])
 
 async def call_tool(ctx, params):
+    if params.name == "big":  # larger than a pipe's buffer: written in several turns of the loop
+        return types.CallToolResult(content=[types.TextContent(text="x" * 300_000)])
     print("stray print")
     sys.stdout.flush()
     os.write(1, b"stray write\\n")
@@ -43,7 +45,8 @@ def test_stdout_carries_only_protocol_and_stdin_eof_ends_the_server() -> None:
     messages = [json.dumps(INIT), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
                 "this is not json",
                 json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "noisy"}}) + "\r",
-                json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})]
+                json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+                json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "big"}})]
     proc = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT)})
     try:
@@ -51,7 +54,7 @@ def test_stdout_carries_only_protocol_and_stdin_eof_ends_the_server() -> None:
         proc.stdin.write("\n".join(messages) + "\n")
         proc.stdin.flush()
         replies = {}
-        while len(replies) < 3:  # stdin stays open until every request is answered
+        while len(replies) < 4:  # stdin stays open until every request is answered
             line = proc.stdout.readline()
             assert line, "server closed stdout early"
             reply = json.loads(line)  # every line is a JSON-RPC message
@@ -64,5 +67,6 @@ def test_stdout_carries_only_protocol_and_stdin_eof_ends_the_server() -> None:
     assert rest == "after\n"  # fd 1 is the wire again once the transport is done
     assert replies[2]["result"]["content"][0]["text"] == "done \u00e9"
     assert replies[3]["result"]["tools"][0]["name"] == "noisy"
+    assert replies[4]["result"]["content"][0]["text"] == "x" * 300_000
     for stray in ("stray print", "stray write", "stray child"):
         assert stray in stderr
