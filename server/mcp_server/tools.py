@@ -6,6 +6,7 @@ arguments comes from the dispatcher (server/dispatch.py), the same code as REST.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -176,14 +177,25 @@ def _summary(ep: Endpoint, outcome: Outcome) -> str:
     return line
 
 
+# Where orjson spells a float differently from `json`: 1e-06 as 1e-6 (a one-digit negative exponent) and 2.5e-05
+# as 0.000025. A hit, in a float or harmlessly inside a string, sends the envelope through `json`, so the text is
+# always `json.dumps`'s. (A substring test and a regex with a literal prefix: both a few microseconds on 4 kB.)
+_SHORT_EXPONENT = re.compile(rb"e-\d(?!\d)")
+_LONG_FRACTION = b"0.0000"
+
+
 def envelope_json(body: dict[str, Any]) -> str:
-    """The envelope as compact JSON. orjson is ~30x faster than `json.dumps` on a 4 kB envelope; what it refuses
-    (integers beyond 64 bits) goes through `json`. The two differ only in how they spell floats below 1e-4
-    (`2.5e-05` vs `0.000025`), the same number either way."""
+    """The envelope as compact JSON, byte for byte what `json.dumps(body, ensure_ascii=False, separators=(",",
+    ":"))` writes, ~20x faster on a 4 kB envelope: orjson, and `json` for what orjson refuses (integers beyond
+    64 bits) or spells differently. (NaN, which no response carries since REST cannot encode it, is the one
+    exception: orjson writes null.)"""
     try:
-        return orjson.dumps(body).decode()
+        raw = orjson.dumps(body)
     except TypeError:
+        raw = b"e-0"
+    if _LONG_FRACTION in raw or _SHORT_EXPONENT.search(raw):
         return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return raw.decode()
 
 
 def render(ep: Endpoint, outcome: Outcome) -> dict[str, Any]:

@@ -33,7 +33,10 @@ def test_render_is_the_models_wire_form(outcome: Outcome) -> None:
     assert wire["isError"] is (outcome.status >= 400 or outcome.body is None)
 
 
-def test_envelope_json_matches_the_standard_library() -> None:
-    plain = {k: v for k, v in SUCCESS.items() if k != "data"} | {"data": {"name": "Café ☕", "tags": ["a\nb", "\u2028"]}}
-    assert envelope_json(plain) == json.dumps(plain, ensure_ascii=False, separators=(",", ":"))
-    assert json.loads(envelope_json(SUCCESS)) == SUCCESS  # beyond 64 bits: the standard library's encoding
+@pytest.mark.parametrize("value", [
+    "Café ☕ \u2028 \"q\" \\ \n \x00 \x7f", 0, -1, 2**63 - 1, 2**70, -(2**70), True, None, 0.0, -0.0, 0.5, 1e16, 1e22,
+    1e-4, 9.99e-5, 2.5e-05, 1e-06, -3.2e-7, 1.7976931348623157e308, 5e-324, 123456.789, [1.5e-12, {"x": 4e-9}],
+])
+def test_envelope_json_is_the_standard_librarys_text(value: object) -> None:
+    body = {"success": True, "data": {"value": value, "s": "0.00001 e-5"}, "meta": {"request_id": "req_1"}}
+    assert envelope_json(body) == json.dumps(body, ensure_ascii=False, separators=(",", ":"))
