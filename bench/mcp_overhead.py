@@ -7,6 +7,11 @@ a stdio subprocess, each as a ratio to an empty tool on the same SDK and transpo
 The empty tool is a bare `mcp.server.Server` with one tool that returns nothing: the floor the SDK and the
 transport cost. The ratio is what socialpub adds on top (argument validation, dispatch: key lookup, one
 database read, envelope, output-schema validation by the client).
+
+Besides wall times (inflated when other processes take the cores) it prints CPU time per call, which load
+distorts far less: in memory this process's (client and server together); over stdio, on Linux, the server
+process's (from /proc) plus this process's. The stdio floor serves the SDK's own `stdio_server`; socialpub
+serves its transport (server/mcp_server/stdio.py), since that is part of what a client gets.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,24 +57,38 @@ def empty_server() -> Server[Any]:
     return Server("empty", version="0", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def median_call(client: Client, name: str, calls: int) -> float:
-    return (await timed_calls(client, name, calls))[0]
+def _child_cpu() -> float | None:
+    """CPU seconds of this process's one child (the stdio server), or None where /proc cannot tell."""
+    try:
+        tasks = Path(f"/proc/{os.getpid()}/task")
+        children = [c for t in tasks.iterdir() for c in (t / "children").read_text().split()]
+        if len(children) != 1:
+            return None
+        fields = Path(f"/proc/{children[0]}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return None
 
 
-async def timed_calls(client: Client, name: str, calls: int) -> tuple[float, float]:
-    """Median wall time of one call, and this process's CPU time per call (for in-memory connections that is
-    client and server together: unlike wall time, not inflated when other processes take the cores)."""
+async def timed_calls(client: Client, name: str, calls: int,
+                      server_cpu: Callable[[], float | None] = lambda: 0.0) -> tuple[float, float | None]:
+    """Median wall time of one call, and the CPU time per call of this process plus what `server_cpu` counts
+    (for in-memory connections this process is client and server together: unlike wall time, CPU time is not
+    inflated when other processes take the cores). None when `server_cpu` cannot tell."""
     await client.list_tools()  # the client caches output schemas here, as real clients do
     for _ in range(min(20, calls)):  # warm-up
         await client.call_tool(name, {})
     samples = []
-    cpu = time.process_time()
+    server_before, cpu = server_cpu(), time.process_time()
     for _ in range(calls):
         start = time.perf_counter()
         result = await client.call_tool(name, {})
         samples.append(time.perf_counter() - start)
         assert not result.is_error, result
-    return statistics.median(samples), (time.process_time() - cpu) / calls
+    cpu, server_after = time.process_time() - cpu, server_cpu()
+    if server_before is None or server_after is None:
+        return statistics.median(samples), None
+    return statistics.median(samples), (cpu + server_after - server_before) / calls
 
 
 async def list_size(app: McpApp) -> tuple[int, int]:
@@ -110,10 +130,10 @@ async def main(calls: int) -> None:
     empty = stdio(["-c", "import anyio, sys; sys.path.insert(0, 'bench'); from mcp_overhead import serve_empty; "
                          "anyio.run(serve_empty)"], env)
     async with Client(empty, mode="legacy") as client:
-        floor_stdio = await median_call(client, "noop", calls)
+        floor_stdio, floor_stdio_cpu = await timed_calls(client, "noop", calls, _child_cpu)
     async with Client(stdio(["-m", "server.cli", "--log-level", "WARNING", "mcp", "--transport", "stdio"], env),
                       mode="legacy") as client:
-        ctx_stdio = await median_call(client, "get_context", calls)
+        ctx_stdio, ctx_stdio_cpu = await timed_calls(client, "get_context", calls, _child_cpu)
 
     default_size, default_count = await list_size(McpApp(rt, key=key))
     all_size, all_count = await list_size(McpApp(rt, key=key, selection=Selection(
@@ -127,11 +147,17 @@ async def main(calls: int) -> None:
           f"ratio {ctx_cpu / floor_cpu:5.1f}x (floor 2.5x)")
     print(f"  stdio:              {ctx_stdio * 1e3:7.3f} ms  empty tool {floor_stdio * 1e3:7.3f} ms  "
           f"ratio {ctx_stdio / floor_stdio:5.1f}x (floor 1.5x)")
+    stdio_cpu = ""
+    if ctx_stdio_cpu is not None and floor_stdio_cpu is not None:
+        print(f"  stdio CPU/call:     {ctx_stdio_cpu * 1e3:7.3f} ms  empty tool {floor_stdio_cpu * 1e3:7.3f} ms  "
+              f"ratio {ctx_stdio_cpu / floor_stdio_cpu:5.1f}x (server and client processes)")
+        stdio_cpu = f", stdio CPU {ctx_stdio_cpu / floor_stdio_cpu:.2f}x"
     print("tools/list size")
     print(f"  default toolsets: {default_size:8d} bytes ({default_count} tools)")
     print(f"  all tools:        {all_size:8d} bytes ({all_count} tools)")
     print(f"get_context / empty tool: in-memory CPU {ctx_cpu / floor_cpu:.2f}x (floor 2.5x), "
-          f"in-memory wall {ctx_mem / floor_mem:.2f}x (floor 2.5x), stdio {ctx_stdio / floor_stdio:.2f}x (floor 1.5x)")
+          f"in-memory wall {ctx_mem / floor_mem:.2f}x (floor 2.5x), stdio {ctx_stdio / floor_stdio:.2f}x (floor 1.5x)"
+          f"{stdio_cpu}")
 
 
 async def serve_empty() -> None:

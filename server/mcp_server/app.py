@@ -87,7 +87,7 @@ class McpApp:
         self.dispatcher = dispatcher or Dispatcher(rt)
         self.selection = selection or Selection()
         self.key = key
-        self._fixed_caller: tuple[Caller | None] | None = None  # resolved once, on first use
+        self._fixed: Identity | None = None  # stdio and in-process: resolved once, on first use
         with warnings.catch_warnings():
             # logging/setLevel is deprecated from protocol 2026-07-28 but still part of the handshake-era
             # protocol this server speaks to most clients (docs/decisions.md, "MCP").
@@ -124,16 +124,17 @@ class McpApp:
     async def identity(self, ctx: ServerRequestContext[Any, Any]) -> Identity:
         request = ctx.request
         if request is None:  # stdio, in-process
-            if self._fixed_caller is None:
+            if self._fixed is None:
                 try:
-                    self._fixed_caller = (await self.authenticate(self.key),)
+                    caller = await self.authenticate(self.key)
                 except ApiError as exc:
                     if exc.code != "UNAUTHORIZED":  # e.g. the database is busy: try again next time
                         return Identity(self.key, None, "local", self.selection)
                     log.warning("MCP key not usable (%s): tools are listed unfiltered and every call that needs "
                                 "a key will be refused", exc.code)
-                    self._fixed_caller = (None,)
-            return Identity(self.key, self._fixed_caller[0], "local", self.selection)
+                    caller = None
+                self._fixed = Identity(self.key, caller, "local", self.selection)
+            return self._fixed
         user = request.scope.get("user")
         token, caller = (user.secret, user.caller) if isinstance(user, KeyUser) else (None, None)
         query = request.query_params
@@ -165,7 +166,7 @@ class McpApp:
         return types.ListToolsResult(tools=[s.tool for s in chunk], next_cursor=cursor)
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any],
-                         params: types.CallToolRequestParams) -> types.CallToolResult:
+                         params: types.CallToolRequestParams) -> dict[str, Any]:
         ident = await self.identity(ctx)
         spec = specs().get(params.name)
         if spec is None or not ident.selection.exposes(spec.endpoint):

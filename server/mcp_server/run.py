@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import anyio
-from mcp.server.stdio import stdio_server
 
 from server.mcp_server.app import McpApp
 from server.mcp_server.selection import PAGE_SIZE, Selection
+from server.mcp_server.stdio import stdio_streams
 from server.worker import Worker
 from storage.migrate import check_current
 from tools.runtime import Runtime
@@ -22,11 +22,12 @@ if TYPE_CHECKING:
 
 async def run_stdio(rt: Runtime, selection: Selection, key: str | None, page_size: int = PAGE_SIZE) -> None:
     """Serve one MCP connection on stdin/stdout until the client closes it. stdout carries only protocol: the
-    SDK diverts file descriptor 1 to stderr while it serves, and logging goes to stderr."""
+    transport diverts file descriptor 1 to stderr while it serves (server/mcp_server/stdio.py), and logging
+    goes to stderr."""
     try:
         await check_current(rt.db)
         app = McpApp(rt, selection=selection, key=key, page_size=page_size)
-        async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tg:
+        async with stdio_streams() as (read_stream, write_stream), anyio.create_task_group() as tg:
             if rt.settings.worker_enabled:
                 tg.start_soon(Worker(rt).run_forever)
             await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
