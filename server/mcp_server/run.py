@@ -12,12 +12,12 @@ from mcp.server.stdio import stdio_server
 
 from server.mcp_server.app import McpApp
 from server.mcp_server.selection import PAGE_SIZE, Selection
-from server.worker import Worker
 from storage.migrate import check_current
-from tools.runtime import Runtime
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+
+    from tools.runtime import Runtime
 
 
 async def run_stdio(rt: Runtime, selection: Selection, key: str | None, page_size: int = PAGE_SIZE) -> None:
@@ -28,6 +28,10 @@ async def run_stdio(rt: Runtime, selection: Selection, key: str | None, page_siz
         app = McpApp(rt, selection=selection, key=key, page_size=page_size)
         async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tg:
             if rt.settings.worker_enabled:
+                # Imported here: the worker's jobs and ticks are the areas' (the whole catalogue), which a
+                # server started with --no-worker loads only on its first tool call.
+                from server.worker import Worker
+
                 tg.start_soon(Worker(rt).run_forever)
             await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
             tg.cancel_scope.cancel()
@@ -45,6 +49,7 @@ def http_app(rt: Runtime, *, transport: Literal["http", "sse"], selection: Selec
 
     from server.mcp_server.http import McpHttp
     from server.rest import CatchAll
+    from server.worker import Worker
 
     http = McpHttp(McpApp(rt, selection=selection, page_size=page_size), allowed_hosts=allowed_hosts, default_key=default_key,
                    streamable=transport == "http", sse=transport == "sse")
