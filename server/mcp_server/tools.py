@@ -11,7 +11,6 @@ from functools import cache
 from typing import Any
 
 import mcp_types as types
-from jsonschema import Draft202012Validator
 
 from schemas.errors import ApiError
 from server.dispatch import Outcome, new_request_id
@@ -139,6 +138,8 @@ class ToolSpec:
 
 
 def build_spec(ep: Endpoint) -> ToolSpec:
+    from jsonschema import Draft202012Validator  # here: a stdio server lists tools without it (listing.py)
+
     schema = listed_input_schema(ep)
     output = listed_output_schema(ep)
     Draft202012Validator.check_schema(schema)
