@@ -20,6 +20,19 @@ if TYPE_CHECKING:
     from tools.runtime import Runtime
 
 
+# The in-process worker of a stdio server starts this long after the session: its jobs and ticks are the areas'
+# (the whole catalogue), whose import takes about as long as the rest of the start and would hold the event loop
+# while an MCP host, which lists tools right after spawning the server, waits for its first tools/list.
+WORKER_START_DELAY = 2.0
+
+
+async def _worker_after(rt: Runtime, delay: float) -> None:
+    await anyio.sleep(delay)
+    from server.worker import Worker
+
+    await Worker(rt).run_forever()
+
+
 async def run_stdio(rt: Runtime, selection: Selection, key: str | None, page_size: int = PAGE_SIZE) -> None:
     """Serve one MCP connection on stdin/stdout until the client closes it. stdout carries only protocol: the
     SDK diverts file descriptor 1 to stderr while it serves, and logging goes to stderr."""
@@ -28,11 +41,7 @@ async def run_stdio(rt: Runtime, selection: Selection, key: str | None, page_siz
         app = McpApp(rt, selection=selection, key=key, page_size=page_size)
         async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tg:
             if rt.settings.worker_enabled:
-                # Imported here: the worker's jobs and ticks are the areas' (the whole catalogue), which a
-                # server started with --no-worker loads only on its first tool call.
-                from server.worker import Worker
-
-                tg.start_soon(Worker(rt).run_forever)
+                tg.start_soon(_worker_after, rt, WORKER_START_DELAY)
             await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
             tg.cancel_scope.cancel()
     finally:
