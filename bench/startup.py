@@ -1,4 +1,5 @@
-"""Start-up: wall time of `socialpub --help`, and of `socialpub mcp --transport stdio` from spawn to its first
+"""Start-up: wall time of `socialpub --help`, of a command reading the database (`socialpub workspaces list`, as
+the test suite's CLI subprocesses do), and of `socialpub mcp --transport stdio` from spawn to its first
 `tools/list` answer, each against floors measured in the same run: `python -c pass` (the interpreter) and, for
 stdio, a bare `mcp.server.Server` with one tool answering the same three messages (the SDK and the transport).
 
@@ -112,6 +113,7 @@ def main() -> None:
 
         floor = median(lambda: timed_run([py, "-c", "pass"], base), args.runs)
         helped = median(lambda: timed_run([py, "-m", "server.cli", "--help"], env), args.runs)
+        listed = median(lambda: timed_run([py, "-m", "server.cli", "workspaces", "list"], env), args.runs)
         empty = median(lambda: first_tools_list([py, "-c", EMPTY_SERVER], base), args.runs)
         stdio = median(lambda: first_tools_list([py, "-m", "server.cli", "--log-level", "WARNING", "mcp",
                                                  "--transport", "stdio", "--no-worker"], env), args.runs)
@@ -121,6 +123,7 @@ def main() -> None:
 
     row("floor: python -c pass", floor)
     row("socialpub --help", helped, floor, "; goal <= 300 ms")
+    row("socialpub workspaces list", listed, floor)
     row("floor: bare MCP server to first tools/list", empty)
     row("socialpub mcp stdio to first tools/list", stdio, empty, "; goal <= 1000 ms")
     print(f"startup: --help {helped[0]:.2f} s wall, {helped[1]:.2f} s cpu ({helped[0] / floor[0]:.1f}x python -c pass); "

@@ -4,37 +4,76 @@ stored at connect time, a Discord webhook URL, a Bluesky PDS)."""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable, Iterator, MutableMapping
+
 from providers.base import Account, Options, PostRequest, PostResult, Provider, ProviderError
-from providers.bluesky import BlueskyProvider
-from providers.discord import DiscordProvider
-from providers.facebook import FacebookProvider
-from providers.google_business import GoogleBusinessProvider
-from providers.instagram import InstagramProvider
-from providers.linkedin import LinkedInProvider
-from providers.mastodon import MastodonProvider
-from providers.pinterest import PinterestProvider
 from providers.sandbox import SandboxProvider
-from providers.telegram import TelegramProvider
-from providers.threads import ThreadsProvider
-from providers.tiktok import TikTokProvider
-from providers.tumblr import TumblrProvider
-from providers.x import XProvider
-from providers.youtube import YouTubeProvider
 
-__all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "ProviderError", "SandboxProvider",
-           "default_providers"]
+__all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "ProviderError", "ProviderRegistry",
+           "SandboxProvider", "default_providers"]
+
+# Every adapter by name: "module:class". Importing an adapter pulls its network libraries (httpx, authlib, the
+# Bluesky and Google clients), which a process that never talks to that network does not need.
+ADAPTERS: dict[str, str] = {
+    "sandbox": "providers.sandbox:SandboxProvider",
+    "mastodon": "providers.mastodon:MastodonProvider",
+    "telegram": "providers.telegram:TelegramProvider",
+    "discord": "providers.discord:DiscordProvider",
+    "bluesky": "providers.bluesky:BlueskyProvider",
+    "x": "providers.x:XProvider",
+    "instagram": "providers.instagram:InstagramProvider",
+    "tiktok": "providers.tiktok:TikTokProvider",
+    "threads": "providers.threads:ThreadsProvider",
+    "facebook": "providers.facebook:FacebookProvider",
+    "linkedin": "providers.linkedin:LinkedInProvider",
+    "youtube": "providers.youtube:YouTubeProvider",
+    "pinterest": "providers.pinterest:PinterestProvider",
+    "tumblr": "providers.tumblr:TumblrProvider",
+    "google_business": "providers.google_business:GoogleBusinessProvider",
+}
 
 
-def default_providers() -> dict[str, Provider]:
-    return {
-        "sandbox": SandboxProvider(), "mastodon": MastodonProvider(), "telegram": TelegramProvider(),
-        "discord": DiscordProvider(), "bluesky": BlueskyProvider(), "x": XProvider(),
-        "instagram": InstagramProvider(), "tiktok": TikTokProvider(),
-        "threads": ThreadsProvider(),
-        "facebook": FacebookProvider(),
-        "linkedin": LinkedInProvider(),
-        "youtube": YouTubeProvider(),
-        "pinterest": PinterestProvider(),
-        "tumblr": TumblrProvider(),
-        "google_business": GoogleBusinessProvider(),
-    }
+class ProviderRegistry(MutableMapping[str, Provider]):
+    """The providers of a runtime by name, each adapter imported and built on first use. Setting a name replaces
+    (or adds) a provider as in a dict; `on_build` prepares each adapter as it is built."""
+
+    def __init__(self, adapters: dict[str, str]) -> None:
+        self._adapters = dict(adapters)
+        self._built: dict[str, Provider] = {}
+        self._prepare: Callable[[Provider], None] | None = None
+
+    def on_build(self, prepare: Callable[[Provider], None]) -> None:
+        self._prepare = prepare
+
+    def __getitem__(self, name: str) -> Provider:
+        provider = self._built.get(name)
+        if provider is None:
+            module, cls = self._adapters[name].split(":")  # KeyError: no such provider
+            provider = getattr(importlib.import_module(module), cls)()
+            if self._prepare is not None:
+                self._prepare(provider)
+            self._built[name] = provider
+        return provider
+
+    def __setitem__(self, name: str, provider: Provider) -> None:
+        self._built[name] = provider
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self._built.pop(name, None)
+        self._adapters.pop(name, None)
+
+    def __contains__(self, name: object) -> bool:  # without building the adapter
+        return name in self._built or name in self._adapters
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._adapters, *self._built]))
+
+    def __len__(self) -> int:
+        return len(self._adapters.keys() | self._built.keys())
+
+
+def default_providers() -> ProviderRegistry:
+    return ProviderRegistry(ADAPTERS)

@@ -18,9 +18,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -39,6 +38,9 @@ from tools.retention import idempotency_cutoff
 from tools.runtime import Runtime
 from tools.services.auth import Caller, CallerCache, check_token
 from tools.tool_schemas import envelope_schema
+
+if TYPE_CHECKING:  # jsonschema is imported only where responses are checked (tests, development)
+    from jsonschema import Draft202012Validator
 
 log = logging.getLogger("socialpub.dispatch")
 
@@ -168,6 +170,8 @@ class Dispatcher:
         # Response validators, compiled once at start-up (only when responses are checked: tests, development).
         self._validators: dict[str, Draft202012Validator] = {}
         if rt.settings.validate_responses:
+            from jsonschema import Draft202012Validator
+
             self._validators = {ep.name: Draft202012Validator(envelope_schema(ep)) for ep in catalogue.endpoints()}
 
     async def invoke(
@@ -436,6 +440,8 @@ class Dispatcher:
     def _check_response(self, ep: Endpoint, data: Any, pagination: Any, request_id: str) -> None:
         validator = self._validators.get(ep.name)
         if validator is None:  # an endpoint added after start-up (tests' probe endpoints)
+            from jsonschema import Draft202012Validator
+
             validator = self._validators[ep.name] = Draft202012Validator(envelope_schema(ep))
         errors = sorted(validator.iter_errors(success_body(request_id, data, pagination)), key=str)
         if errors:

@@ -1,5 +1,5 @@
-"""Files generated from the catalogue: `manifest.json` (MCP Bundle), `docs/tools.md` and the size table of
-`docs/mcp.md`.
+"""Files generated from the catalogue: `manifest.json` (MCP Bundle), `docs/tools.md`, the size table of
+`docs/mcp.md` and the tool listing a starting MCP server serves (`server/mcp_server/listing.json`).
 
     python -m server.generate            # rewrite both
     python -m server.generate --check    # exit 1 and name the stale files (tests run the same comparison)
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from server.mcp_server import prompts
+from server.mcp_server import listing, prompts
 from server.mcp_server.app import package_version
 from server.mcp_server.resources import available as available_resources
 from server.mcp_server.selection import Selection, parse_toolsets
@@ -24,6 +24,7 @@ from tools.toolsets import DEFAULT_TOOLSETS, TOOLSETS
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST_PATH = ROOT / "manifest.json"
 TOOLS_DOC_PATH = ROOT / "docs" / "tools.md"
+LISTING_PATH = listing.LISTING_PATH
 GENERATE_COMMAND = "python -m server.generate"
 
 
@@ -208,7 +209,7 @@ def tools_markdown() -> str:
 
 def rendered() -> dict[Path, str]:
     return {MANIFEST_PATH: json.dumps(manifest(), indent=2, ensure_ascii=False) + "\n",
-            TOOLS_DOC_PATH: tools_markdown(), MCP_DOC_PATH: mcp_markdown()}
+            TOOLS_DOC_PATH: tools_markdown(), MCP_DOC_PATH: mcp_markdown(), LISTING_PATH: listing.render(specs())}
 
 
 def stale() -> list[Path]:

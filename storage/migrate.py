@@ -111,12 +111,13 @@ def _unreachable(db: Database, exc: BaseException) -> DatabaseUnreachable:
 # the pool connects; a hung server is a TimeoutError.
 _CONNECT_ERRORS: tuple[type[BaseException], ...] = (OperationalError, InterfaceError, DBAPIError, OSError,
                                                      TimeoutError)
-try:  # asyncpg is an optional dependency (the postgres extra)
-    import asyncpg
 
-    _CONNECT_ERRORS += (asyncpg.PostgresError, asyncpg.InterfaceError)
-except ImportError:  # pragma: no cover - SQLite-only installs
-    pass
+
+def _connect_errors() -> tuple[type[BaseException], ...]:
+    # asyncpg (the optional postgres extra) is not imported for SQLite: none of its errors can have been raised
+    # unless the engine loaded it.
+    asyncpg = sys.modules.get("asyncpg")
+    return _CONNECT_ERRORS + ((asyncpg.PostgresError, asyncpg.InterfaceError) if asyncpg is not None else ())
 
 
 def _stored_heads(connection) -> set[str]:
@@ -130,7 +131,7 @@ async def current_heads(db: Database) -> set[str]:
     try:
         async with db.read_engine.connect() as connection:
             return await connection.run_sync(_stored_heads)
-    except _CONNECT_ERRORS as exc:
+    except _connect_errors() as exc:
         raise _unreachable(db, exc) from exc
 
 

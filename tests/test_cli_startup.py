@@ -1,18 +1,27 @@
 """Start-up stays cheap: `socialpub --help` builds its parser from `server.commands.COMMANDS` without importing a
-command module, the database layer, the web stack or the MCP SDK; and the lazily declared parsers are the ones
-the command modules declare (every command of the list, nothing else). Timings are in bench/startup.py."""
+command module, the database layer, the web stack or the MCP SDK; the lazily declared parsers are the ones
+the command modules declare (every command of the list, nothing else); and the stdio MCP server answers its first
+tools/list without importing the areas, from a snapshot equal to the live listing. Timings are in
+bench/startup.py."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import anyio
+import pytest
+
 import server.commands
 from server.cli import build_parser
+from server.mcp_server import listing
+from server.mcp_server.selection import Selection, parse_toolsets
+from server.mcp_server.tools import specs
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("sqlalchemy", "sqlmodel", "alembic", "starlette", "uvicorn", "mcp", "mcp_types", "pydantic", "anyio",
@@ -86,3 +95,98 @@ def test_lazy_parsers_equal_the_full_tree() -> None:
         [lazy_sub] = [a for a in lazy._actions if isinstance(a, argparse._SubParsersAction)]
         assert _tree(lazy_sub.choices[name]) == _tree(sub.choices[name]), name
         assert len(_tree(sub.choices[name])) > 3, f"{name}: no module declared arguments or actions"
+
+
+# -- the stdio MCP server: tools/list without the catalogue's areas ------------------------------------------
+
+# Serving the first tools/list needs the MCP SDK, the database layer and the key's authority, nothing of the
+# areas: no handlers (tools.areas), worker, OAuth server, provider adapter, media or network library, migration
+# machinery.
+NOT_FOR_LISTING = ("tools.areas", "server.worker", "server.console.oauth", "server.rest", "providers.bluesky",
+                   "providers.instagram", "av", "PIL", "authlib", "boto3", "botocore", "alembic", "httpx",
+                   "libipld", "jsonschema")
+
+STDIO_PROBE = """
+import json, sys
+from server.mcp_server import app
+
+def spy(method):
+    async def run(self, ctx, params):
+        result = await method(self, ctx, params)
+        print("MODULES " + json.dumps(sorted(sys.modules)), file=sys.stderr, flush=True)
+        return result
+    return run
+
+app.McpApp._list_tools = spy(app.McpApp._list_tools)
+app.McpApp._call_tool = spy(app.McpApp._call_tool)
+sys.argv = ["socialpub", "--log-level", "WARNING", "mcp", "--transport", "stdio", "--no-worker"]
+import server.cli
+sys.exit(server.cli.main())
+"""
+
+
+def _stdio_session(database_url: str, home: Path, key: str) -> tuple[list[dict], list[set[str]]]:
+    """initialize, tools/list, tools/call get_context, tools/list: the answers, and the modules loaded when each
+    of the three requests had been served."""
+    env = {"SOCIALPUB_HOME": str(home), "SOCIALPUB_DATABASE_URL": database_url, "SOCIALPUB_API_KEY": key,
+           "SOCIALPUB_RATE_LIMIT": "0", "PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "")}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_context", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}},
+    ]
+    errlog = home / "stderr.txt"  # a file, not a pipe: the module lists would fill a pipe nobody reads yet
+    with errlog.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-c", STDIO_PROBE], cwd=ROOT, env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=err, text=True)
+    answers: list[dict] = []
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        for message in messages:  # one at a time: each answer before the next request
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+            if "id" in message:
+                answers.append(json.loads(proc.stdout.readline()))
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    loaded = [set(json.loads(line.removeprefix("MODULES "))) for line in errlog.read_text().splitlines()
+              if line.startswith("MODULES ")]
+    return answers, loaded
+
+
+@pytest.mark.anyio
+async def test_stdio_lists_tools_without_the_areas(sqlite_env, tmp_path) -> None:
+    env = sqlite_env
+    ws = await env.workspace()
+    key = await env.key(ws, role="admin", name="full")
+    answers, (at_list, at_call, _) = await anyio.to_thread.run_sync(
+        _stdio_session, env.rt.settings.database_url, tmp_path, key)
+    assert [a["id"] for a in answers] == [1, 2, 3, 4] and "result" in answers[3]
+    assert sorted(m for m in at_list if m in NOT_FOR_LISTING or m.split(".")[0] in NOT_FOR_LISTING) == []
+    # The probe sees imports: the call loaded the catalogue; and the listing served from the live specs then is
+    # the one the snapshot served before.
+    assert answers[2]["result"]["isError"] is False and "tools.areas" in at_call
+    assert answers[1]["result"]["tools"] and answers[1]["result"] == answers[3]["result"]
+
+
+def test_the_listing_snapshot_is_the_live_listing() -> None:
+    """server/mcp_server/listing.json is derived from the catalogue (`python -m server.generate`): every tool as
+    listed and the facts the selection filters on, in catalogue order. tests/mcp/test_generated.py checks the
+    file is current too; this also checks the tools it serves."""
+    live = specs()
+    assert json.loads(listing.LISTING_PATH.read_text()) == [listing.entry(s) for s in live.values()]
+    served = listing.snapshot()
+    assert list(served) == list(live)
+    for name, spec in live.items():
+        assert served[name].tool == spec.tool, name
+        ep, facts = spec.endpoint, served[name].endpoint
+        for selection in (Selection(), Selection(read_only=True), Selection(toolsets=parse_toolsets("all"))):
+            assert selection.exposes(facts) == selection.exposes(ep), name
+        for attr in ("toolset", "changes_nothing", "public", "any_key", "roles", "scopes"):
+            assert getattr(facts, attr) == getattr(ep, attr), (name, attr)

@@ -17,9 +17,14 @@ def endpoints() -> tuple[Endpoint, ...]:
     return tuple(sorted(found, key=lambda e: order.get(e.toolset, len(order))))
 
 
-@cache
 def by_name() -> dict[str, Endpoint]:
-    return {e.name: e for e in endpoints()}
+    return _index(endpoints())
+
+
+@cache
+def _index(found: tuple[Endpoint, ...]) -> dict[str, Endpoint]:
+    # keyed by the tuple, not cached bare: a test that patches endpoints() must not leave its index behind
+    return {e.name: e for e in found}
 
 
 def get(name: str) -> Endpoint:

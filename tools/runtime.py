@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 
 import anyio
 
-from providers import Provider, default_providers
+from providers import Provider, ProviderRegistry, default_providers
 from schemas.settings import Settings
 from schemas.time import Clock, SystemClock
 from storage.db import Database
@@ -18,7 +19,7 @@ class Runtime:
     settings: Settings
     db: Database
     clock: Clock = field(default_factory=SystemClock)
-    providers: dict[str, Provider] = field(default_factory=default_providers)
+    providers: MutableMapping[str, Provider] = field(default_factory=default_providers)
     # Set when new work is due, so an idle worker in this process wakes at once instead of at its next poll.
     work_ready: anyio.Event = field(default_factory=anyio.Event)
     # Worker IDs asked to stop (server/worker.py `Worker.stop`): their ticks claim nothing more and hand back
@@ -28,11 +29,18 @@ class Runtime:
     topic_generator: TopicGenerator = field(default=BUILTIN)
 
     def __post_init__(self) -> None:
-        # Providers that keep local state (the sandbox's post ledger) keep it under the service's home.
-        for provider in self.providers.values():
-            use_home = getattr(provider, "use_home", None)
-            if use_home is not None:
-                use_home(self.settings.home)
+        # Providers that keep local state (the sandbox's post ledger) keep it under the service's home; the
+        # default registry builds each adapter on first use, and prepares it then.
+        if isinstance(self.providers, ProviderRegistry):
+            self.providers.on_build(self._use_home)
+        else:
+            for provider in self.providers.values():
+                self._use_home(provider)
+
+    def _use_home(self, provider: Provider) -> None:
+        use_home = getattr(provider, "use_home", None)
+        if use_home is not None:
+            use_home(self.settings.home)
 
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: object) -> Runtime:

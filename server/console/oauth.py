@@ -46,9 +46,9 @@ from storage.tables.oauth import OAuthClient, OAuthCode, OAuthGrant
 from tools.operator import actions as operator
 from tools.runtime import Runtime
 from tools.services import signing
-from tools.services.auth import Caller
+from tools.services.auth import OAUTH_ACCESS_PREFIX, Caller
 
-ACCESS_PREFIX = "socialpub_oat_"
+ACCESS_PREFIX = OAUTH_ACCESS_PREFIX
 REFRESH_PREFIX = "socialpub_ort_"
 CODE_TTL = 300
 ACCESS_TTL = 3600

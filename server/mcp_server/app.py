@@ -25,15 +25,14 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from sqlalchemy.exc import OperationalError
 
 from schemas.errors import ApiError
-from server.console import oauth
 from server.dispatch import Dispatcher, Outcome, new_request_id
-from server.mcp_server import prompts, resources
+from server.mcp_server import listing, prompts, resources
 from server.mcp_server.keys import KeyUser
 from server.mcp_server.selection import PAGE_SIZE, Selection, SelectionError, page, parse_toolsets
 from server.mcp_server.tools import ToolSpec, render, specs
 from server.metrics import MCP_TOOL_CALLS
 from tools.runtime import Runtime
-from tools.services.auth import Caller, check_token
+from tools.services.auth import OAUTH_ACCESS_PREFIX, Caller, check_token
 
 log = logging.getLogger("socialpub.mcp")
 
@@ -68,7 +67,7 @@ class Identity:
 def _authority(ident: Identity) -> dict[str, Any]:
     """An OAuth access token is resolved by the HTTP guard (per request); the dispatcher takes its caller.
     An API key is passed as is, and the dispatcher checks it again."""
-    if ident.token and ident.token.startswith(oauth.ACCESS_PREFIX):
+    if ident.token and ident.token.startswith(OAUTH_ACCESS_PREFIX):
         return {"caller": ident.caller}
     return {}
 
@@ -107,7 +106,9 @@ class McpApp:
     async def authenticate(self, token: str | None) -> Caller:
         """The key's authority, or ApiError (401 for a bad key, 503 when the database is unavailable)."""
         try:
-            if token and token.startswith(oauth.ACCESS_PREFIX):  # MCP authorization (server/console/oauth.py)
+            if token and token.startswith(OAUTH_ACCESS_PREFIX):  # MCP authorization (server/console/oauth.py)
+                from server.console import oauth  # here: a stdio server starts without the OAuth server
+
                 caller = await oauth.resolve_access_token(self.rt, token)
                 if caller is None:
                     raise ApiError("UNAUTHORIZED", "The access token is invalid, expired or revoked.")
@@ -146,8 +147,8 @@ class McpApp:
         client = request.client.host if request.client else "unknown"
         return Identity(token, caller, client, selection)
 
-    def _visible(self, ident: Identity) -> list[ToolSpec]:
-        table = specs()
+    def _visible(self, ident: Identity) -> list[ToolSpec] | list[listing.ListedTool]:
+        table = listing.tools()  # the snapshot until the catalogue is loaded (server/mcp_server/listing.py)
         return [table[ep.name] for ep in ident.selection.listed([s.endpoint for s in table.values()], ident.caller)]
 
     @staticmethod

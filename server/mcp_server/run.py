@@ -12,12 +12,25 @@ import anyio
 from server.mcp_server.app import McpApp
 from server.mcp_server.selection import PAGE_SIZE, Selection
 from server.mcp_server.stdio import stdio_streams
-from server.worker import Worker
 from storage.migrate import check_current
-from tools.runtime import Runtime
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+
+    from tools.runtime import Runtime
+
+
+# The in-process worker of a stdio server starts this long after the session: its jobs and ticks are the areas'
+# (the whole catalogue), whose import takes about as long as the rest of the start and would hold the event loop
+# while an MCP host, which lists tools right after spawning the server, waits for its first tools/list.
+WORKER_START_DELAY = 2.0
+
+
+async def _worker_after(rt: Runtime, delay: float) -> None:
+    await anyio.sleep(delay)
+    from server.worker import Worker
+
+    await Worker(rt).run_forever()
 
 
 async def run_stdio(rt: Runtime, selection: Selection, key: str | None, page_size: int = PAGE_SIZE) -> None:
@@ -29,7 +42,7 @@ async def run_stdio(rt: Runtime, selection: Selection, key: str | None, page_siz
         app = McpApp(rt, selection=selection, key=key, page_size=page_size)
         async with stdio_streams() as (read_stream, write_stream), anyio.create_task_group() as tg:
             if rt.settings.worker_enabled:
-                tg.start_soon(Worker(rt).run_forever)
+                tg.start_soon(_worker_after, rt, WORKER_START_DELAY)
             await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
             tg.cancel_scope.cancel()
     finally:
@@ -46,6 +59,7 @@ def http_app(rt: Runtime, *, transport: Literal["http", "sse"], selection: Selec
 
     from server.mcp_server.http import McpHttp
     from server.rest import CatchAll
+    from server.worker import Worker
 
     http = McpHttp(McpApp(rt, selection=selection, page_size=page_size), allowed_hosts=allowed_hosts, default_key=default_key,
                    streamable=transport == "http", sse=transport == "sse")

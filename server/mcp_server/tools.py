@@ -13,7 +13,6 @@ from typing import Any
 
 import mcp_types as types
 import orjson
-from jsonschema import Draft202012Validator
 
 from schemas.errors import ApiError
 from server.dispatch import Outcome, new_request_id
@@ -141,6 +140,8 @@ class ToolSpec:
 
 
 def build_spec(ep: Endpoint) -> ToolSpec:
+    from jsonschema import Draft202012Validator  # here: a stdio server lists tools without it (listing.py)
+
     schema = listed_input_schema(ep)
     output = listed_output_schema(ep)
     Draft202012Validator.check_schema(schema)

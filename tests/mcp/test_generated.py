@@ -52,6 +52,7 @@ def test_tools_doc_names_every_tool_and_toolset() -> None:
 def test_check_mode_reports_stale_files(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setattr(generate, "MANIFEST_PATH", tmp_path / "manifest.json")
     monkeypatch.setattr(generate, "TOOLS_DOC_PATH", tmp_path / "tools.md")
+    monkeypatch.setattr(generate, "LISTING_PATH", tmp_path / "listing.json")
     # docs/mcp.md is hand-written around its generated table: a copy with a stale table
     (tmp_path / "mcp.md").write_text(generate.MCP_DOC_PATH.read_text().replace(generate.SIZE_END, "| stale |\n"
                                                                              + generate.SIZE_END))

@@ -23,6 +23,9 @@ from schemas.errors import ApiError
 from storage.tables.accounts import ApiKey, User, Workspace
 
 KEY_PREFIX = "socialpub_live_"
+# An OAuth access token (MCP authorization, server/console/oauth.py): here so that telling the two kinds of
+# bearer token apart does not import the OAuth server.
+OAUTH_ACCESS_PREFIX = "socialpub_oat_"
 _MAX_TOKEN = 200
 CALLER_CACHE_SECONDS = 5.0  # how long another process's revocation may take to be seen here
 CALLER_CACHE_SIZE = 1024  # bounded: when full it starts over
