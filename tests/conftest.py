@@ -19,9 +19,9 @@ from tests.support import (
     copy_template,
     create_pg_database,
     drop_pg_database,
+    empty_all,
     make_env,
     migrate_sqlite_template,
-    truncate_all,
 )
 
 
@@ -68,7 +68,7 @@ async def _env(backend: _Backend, tmp_path: Path, **settings: Any) -> AsyncItera
     url = backend.url_for()
     env = await make_env(tmp_path, url, backend.name, **settings)
     if backend.name == "postgres":
-        await truncate_all(env.db)
+        await empty_all(env.db)
     try:
         yield env
     finally:
@@ -155,3 +155,20 @@ def pg_scratch() -> Any:
 # worker, so a module-scoped fixture (a served subprocess, Chromium, a built bundle) starts once as in a serial
 # run. Session fixtures are per worker and safe side by side: scratch databases and temporary directories are
 # named per process, and servers (the Bluesky PDS included) bind free ports.
+#
+# Files are handed to the workers in the order below: those holding a `slow` test first, then the rest by number
+# of tests, most first. xdist's own order (by number of tests alone) left the few-but-long files (Chromium, the
+# docs' shell sessions, the fuzzer) to the end, where one worker ran them while the other sat idle
+# (`--no-loadscope-reorder` in pyproject.toml keeps the order given here).
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not hasattr(config, "workerinput"):  # serial runs keep the collection order
+        return
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    ordered = sorted(files.values(), key=lambda tests: (not any(t.get_closest_marker("slow") for t in tests),
+                                                        -len(tests)))
+    items[:] = [item for tests in ordered for item in tests]

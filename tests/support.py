@@ -2,7 +2,7 @@
 
 Databases: a SQLite template is migrated once per session and copied per test. With
 SOCIALPUB_TEST_POSTGRES_URL set, the PostgreSQL leg creates one scratch database per session, migrates it
-once, and truncates every table before each test.
+once, and empties every table before each test.
 """
 
 from __future__ import annotations
@@ -76,6 +76,9 @@ def create_pg_database(base_url: str, revision: str | None = "heads") -> str:
         admin = create_async_engine(admin_url, isolation_level="AUTOCOMMIT")
         async with admin.connect() as conn:
             await conn.execute(text(f'CREATE DATABASE "{name}"'))
+            # A commit returns before its WAL reaches the disk (visible to every connection all the same): a
+            # scratch database need not survive a crash of the server, and tests commit often.
+            await conn.execute(text(f'ALTER DATABASE "{name}" SET synchronous_commit = off'))
         await admin.dispose()
         if revision is not None:
             db = Database(url.set(database=name).render_as_string(hide_password=False))
@@ -100,10 +103,19 @@ def drop_pg_database(base_url: str, scratch_url: str) -> None:
     anyio.run(go)
 
 
-async def truncate_all(db: Database) -> None:
-    names = ", ".join(f'"{t.name}"' for t in SQLModel.metadata.sorted_tables)
+# Every table's rows deleted, children first, and any sequence restarted, in one round trip. Not TRUNCATE: that
+# gives each of the ~50 tables and their indexes new files and syncs them, 0.2-1.5 s per test, where deleting the
+# few rows a test wrote takes milliseconds.
+_DELETES = " ".join(f'DELETE FROM "{t.name}";' for t in reversed(SQLModel.metadata.sorted_tables))
+_EMPTY_ALL = f"""DO $$ DECLARE s record; BEGIN {_DELETES}
+  FOR s IN SELECT schemaname, sequencename FROM pg_sequences LOOP
+    EXECUTE format('ALTER SEQUENCE %I.%I RESTART', s.schemaname, s.sequencename);
+  END LOOP; END $$"""
+
+
+async def empty_all(db: Database) -> None:
     async with db.write_engine.begin() as conn:
-        await conn.execute(text(f"TRUNCATE TABLE {names} RESTART IDENTITY CASCADE"))
+        await conn.execute(text(_EMPTY_ALL))
 
 
 @dataclass

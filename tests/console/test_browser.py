@@ -36,6 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "console"
 BIN = Path(sys.executable).parent / "socialpub"
 
+pytestmark = pytest.mark.slow  # a served subprocess, Chromium, and a wait for the worker to publish
+
 if not Path(CHROMIUM).exists():
     if os.environ.get("CI"):
         raise RuntimeError(f"{CHROMIUM} is missing: CI must `apt-get install -y chromium` for the console tests")

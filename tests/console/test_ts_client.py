@@ -27,6 +27,8 @@ from tests.console.test_browser import BIN, CHROMIUM, CHROMIUM_ARGS, ROOT, _cli,
 NODE_CACHE = Path(os.environ.get("SOCIALPUB_NODE_CACHE", Path.home() / ".cache" / "socialpub-node")) / "ts_client"
 INSTALL = ROOT / ".ci" / "node-sdk" / "install.sh"
 
+pytestmark = pytest.mark.slow  # a served subprocess, Node and Chromium
+
 
 def _unavailable(reason: str) -> None:
     if os.environ.get("CI"):

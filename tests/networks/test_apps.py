@@ -19,6 +19,8 @@ from providers import x
 CLI = str(Path(sys.executable).parent / "socialpub")
 SECRET = "app-client-secret-DO-NOT-PRINT"
 
+pytestmark = pytest.mark.slow  # dozens of `socialpub` CLI processes
+
 
 @pytest.fixture
 def cli(tmp_path):

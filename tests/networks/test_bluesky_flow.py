@@ -33,7 +33,7 @@ from tests.networks.support import Flow, assert_no_secrets
 from tools.networks import connect as networks
 from tools.networks import tokens
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # served workers against the PDS
 POST = "app.bsky.feed.post"
 
 
