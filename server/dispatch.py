@@ -22,7 +22,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
-from sqlalchemy import update
+from sqlalchemy import bindparam, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import select
 
@@ -61,6 +61,10 @@ _ISSUE_CODES = {
     "greater_than": "OUT_OF_RANGE",
     "less_than": "OUT_OF_RANGE",
 }
+
+
+# Built once: every call on a brand's path reads it (building a statement costs more than running it).
+_VISIBLE_BRAND = select(Brand).where(Brand.id == bindparam("brand_id"), Brand.workspace_id == bindparam("workspace_id"))
 
 
 def new_request_id() -> str:
@@ -324,7 +328,7 @@ class Dispatcher:
             status = reply.status or ep.status
             if reply.not_modified:
                 return Outcome(304, None, reply.headers)
-            data = to_jsonable(reply.data)
+            data = reply.data if reply.plain else to_jsonable(reply.data)
             if rt.settings.validate_responses:
                 self._check_response(ep, data, reply.pagination, request_id)
             if digest is not None:
@@ -399,8 +403,8 @@ class Dispatcher:
     async def _visible_brand(self, session, caller: Caller | None, brand_id: Any) -> Brand:
         if caller is None or not isinstance(brand_id, str) or not caller.sees_brand(brand_id):
             raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
-        brand = (await session.exec(select(Brand).where(Brand.id == brand_id,
-                                                        Brand.workspace_id == caller.workspace_id))).first()
+        brand = (await session.exec(_VISIBLE_BRAND, params={"brand_id": brand_id,
+                                                           "workspace_id": caller.workspace_id})).first()
         if brand is None:
             raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
         return brand

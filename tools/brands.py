@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sqlalchemy import bindparam
 from sqlmodel import select
 
 from schemas import brands as out
@@ -14,13 +15,24 @@ from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
 
 
+def _context_brands(restricted: bool):
+    query = select(Brand.id, Brand.name).where(Brand.workspace_id == bindparam("workspace_id"))
+    if restricted:
+        query = query.where(Brand.id.in_(bindparam("brand_ids", expanding=True)))
+    return query.order_by(Brand.created_at, Brand.id).limit(out.CONTEXT_BRANDS_MAX + 1)
+
+
+# Built once, for keys with every brand and keys restricted to some: building costs more than running it.
+_CONTEXT_BRANDS = {restricted: _context_brands(restricted) for restricted in (False, True)}
+
+
 async def get_context(call: Call, req: GetContextRequest) -> out.AgentContext:
     caller = call.caller
     assert caller is not None
-    query = select(Brand.id, Brand.name).where(Brand.workspace_id == caller.workspace_id)
+    params: dict = {"workspace_id": caller.workspace_id}
     if caller.brand_ids is not None:
-        query = query.where(Brand.id.in_(sorted(caller.brand_ids)))
-    rows = (await call.session.exec(query.order_by(Brand.created_at, Brand.id).limit(out.CONTEXT_BRANDS_MAX + 1))).all()
+        params["brand_ids"] = sorted(caller.brand_ids)
+    rows = (await call.session.exec(_CONTEXT_BRANDS[caller.brand_ids is not None], params=params)).all()
     has_more = len(rows) > out.CONTEXT_BRANDS_MAX
     brands = []
     for brand_id, name in rows[:out.CONTEXT_BRANDS_MAX]:
