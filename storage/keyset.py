@@ -25,6 +25,7 @@ from schemas.errors import ApiError, issue
 from schemas.ids import is_id
 from schemas.time import iso, parse_timestamp
 from storage.pagination import sort_order
+from storage.prepared import Prepared
 
 Position = tuple[Any, str]  # (sort value, row ID) of the last row of a page
 
@@ -69,8 +70,9 @@ class PageQuery:
         last_id = bindparam("keyset_id", type_=id_column.type)
         limit = bindparam("keyset_limit", type_=Integer())
         self._statements = {
-            (desc, positioned): (after(query, column, id_column, (value, last_id), desc) if positioned else query)
-            .order_by(*order(column, id_column, desc)).limit(limit)
+            (desc, positioned): Prepared(
+                (after(query, column, id_column, (value, last_id), desc) if positioned else query)
+                .order_by(*order(column, id_column, desc)).limit(limit))
             for desc in (False, True) for positioned in (False, True)}
         # The position of a row by its ID among the rows the list's filters select (the spec-fixed cursor).
         self._position = select(column).where(query.whereclause, id_column == last_id)
@@ -81,7 +83,7 @@ class PageQuery:
         params = {**params, "keyset_limit": limit + 1}
         if position is not None:
             params["keyset_value"], params["keyset_id"] = position
-        rows = list((await session.exec(self._statements[desc, position is not None], params=params)).all())
+        rows = await self._statements[desc, position is not None].rows(session, params)
         return rows[:limit], len(rows) > limit
 
     async def position_of_id(self, session: AsyncSession, params: dict[str, Any], cursor: str,

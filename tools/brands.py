@@ -10,6 +10,7 @@ from schemas.brands import BrandPath, GetContextRequest, ListBrandsRequest
 from schemas.scopes import disclosed
 from schemas.time import iso
 from storage.pagination import older_page
+from storage.prepared import Prepared
 from storage.tables.brands import Brand
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
@@ -19,7 +20,7 @@ def _context_brands(restricted: bool):
     query = select(Brand.id, Brand.name).where(Brand.workspace_id == bindparam("workspace_id"))
     if restricted:
         query = query.where(Brand.id.in_(bindparam("brand_ids", expanding=True)))
-    return query.order_by(Brand.created_at, Brand.id).limit(out.CONTEXT_BRANDS_MAX + 1)
+    return Prepared(query.order_by(Brand.created_at, Brand.id).limit(out.CONTEXT_BRANDS_MAX + 1))
 
 
 # Built once, for keys with every brand and keys restricted to some: building costs more than running it.
@@ -32,7 +33,7 @@ async def get_context(call: Call, req: GetContextRequest) -> out.AgentContext:
     params: dict = {"workspace_id": caller.workspace_id}
     if caller.brand_ids is not None:
         params["brand_ids"] = sorted(caller.brand_ids)
-    rows = (await call.session.exec(_CONTEXT_BRANDS[caller.brand_ids is not None], params=params)).all()
+    rows = await _CONTEXT_BRANDS[caller.brand_ids is not None].rows(call.session, params)
     has_more = len(rows) > out.CONTEXT_BRANDS_MAX
     brands = []
     for brand_id, name in rows[:out.CONTEXT_BRANDS_MAX]:

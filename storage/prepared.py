@@ -1,0 +1,60 @@
+"""Hot read statements built and compiled once, run on SQLite's loop-thread connection without SQLAlchemy's
+per-execution machinery.
+
+On the hot reads (`GET /v1/context`, a content list page) SQLAlchemy's per-statement work (ORM compile state,
+execution context, cursor result and row objects, a greenlet round trip per driver call) cost several times
+the SQLite query itself (docs/operations.md, "Request path profile"). A `Prepared` statement is compiled once
+per dialect with SQLAlchemy's own compiler and type processors (`construct_expanded_state`, the columns'
+bind and result processors), and in a read transaction on SQLite (storage/sqlite_inline.py) it runs on that
+transaction's sqlite3 connection directly. Anywhere else (PostgreSQL, a write transaction) it is executed by
+the session as any statement is, so results are the same rows either way.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+from sqlmodel.ext.asyncio.session import AsyncSession
+from sqlmodel.sql.expression import SelectOfScalar
+
+from storage.sqlite_inline import InlineConnection
+
+
+class Prepared:
+    """A select of columns (not ORM entities) with `bindparam`s, built once at import."""
+
+    def __init__(self, statement: Any) -> None:
+        self.statement = statement
+        self.row = namedtuple("Row", [c.key for c in statement.selected_columns])  # type: ignore[misc]
+        self._scalar = isinstance(statement, SelectOfScalar)  # sqlmodel's session gives its rows as values
+        self._compiled: dict[Any, tuple[Any, list[Any]]] = {}  # dialect -> (compiled, result processors)
+
+    def _compile(self, dialect: Any) -> tuple[Any, list[Any]]:
+        found = self._compiled.get(dialect)
+        if found is None:
+            processors = [c.type.dialect_impl(dialect).result_processor(dialect, None)
+                          for c in self.statement.selected_columns]
+            found = self._compiled[dialect] = (self.statement.compile(dialect=dialect), processors)
+        return found
+
+    async def rows(self, session: AsyncSession, params: dict[str, Any]) -> list[Any]:
+        """All rows, as named tuples (attribute access and unpacking, as SQLAlchemy's rows)."""
+        driver, dialect = await session.run_sync(_driver)
+        if not isinstance(driver, InlineConnection):
+            found = (await session.exec(self.statement, params=params)).all()
+            return [self.row(r) if self._scalar else self.row(*r) for r in found]
+        compiled, processors = self._compile(dialect)
+        state = compiled.construct_expanded_state(params)
+        binds = state.processors
+        args = tuple(binds[name](value) if name in binds else value
+                     for name, value in zip(state.positiontup, state.positional_parameters, strict=True))
+        make = self.row
+        return [make(*(p(v) if p is not None else v for p, v in zip(processors, r, strict=True)))
+                for r in driver.fetchall(state.statement, args)]
+
+
+def _driver(session: Any) -> tuple[Any, Any]:
+    """The session's transaction's driver connection (begun if it was not) and its dialect."""
+    connection = session.connection()
+    return connection.connection.driver_connection, connection.dialect
