@@ -30,6 +30,7 @@ from schemas.errors import ApiError, issue
 from schemas.ids import new_id
 from server import logs, metrics
 from server.ratelimit import RateLimiter, SharedLimiter, retry_after
+from storage.prepared import Prepared
 from storage.tables.accounts import ApiKey
 from storage.tables.brands import Brand
 from storage.tables.idempotency import IdempotencyRecord
@@ -65,6 +66,8 @@ _ISSUE_CODES = {
 
 # Built once: every call on a brand's path reads it (building a statement costs more than running it).
 _VISIBLE_BRAND = select(Brand).where(Brand.id == bindparam("brand_id"), Brand.workspace_id == bindparam("workspace_id"))
+_VISIBLE_BRAND_ID = Prepared(select(Brand.id).where(Brand.id == bindparam("brand_id"),
+                                                    Brand.workspace_id == bindparam("workspace_id")))
 
 
 def new_request_id() -> str:
@@ -266,10 +269,14 @@ class Dispatcher:
                 if not admitted:
                     await self._rate_limit(f"key:{caller.key_id}")
 
-            brand = None
+            brand = brand_id = None
             # (A missing or non-string brand_id, possible only over MCP, is left to validation.)
             if "brand_id" in ep.path_params and isinstance(args.get("brand_id"), str):
-                brand = await self._visible_brand(session, caller, args["brand_id"])
+                if ep.brand_row:
+                    brand = await self._visible_brand(session, caller, args["brand_id"])
+                    brand_id = brand.id
+                else:
+                    brand_id = await self._visible_brand_id(session, caller, args["brand_id"])
 
             if caller is not None:
                 missing = [s for s in ep.scopes if s not in caller.scopes]
@@ -286,7 +293,7 @@ class Dispatcher:
                 model = ep.request.model_validate(args)
             except ValidationError as exc:
                 raise validation_error(ep, exc, args) from None
-            if "brand_id" in ep.path_params and brand is None:  # validation accepted no brand: fail closed
+            if "brand_id" in ep.path_params and brand_id is None:  # validation accepted no brand: fail closed
                 raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.",
                                next_action="list_brands")
             idem_key = self._idempotency_key(ep, idempotency_header, body_key)
@@ -315,7 +322,7 @@ class Dispatcher:
             call = Call(rt=rt, session=session, endpoint=ep, caller=caller, request_id=request_id,
                         now=rt.clock.now(), idempotency_key=idem_key,
                         headers={h: headers[h.lower()] for h in ep.headers if h.lower() in headers},
-                        brand=brand)
+                        brand=brand, visible_brand_id=brand_id)
             try:
                 result = await ep.handler(call, model)
             except ApiError as exc:
@@ -408,6 +415,14 @@ class Dispatcher:
         if brand is None:
             raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
         return brand
+
+    async def _visible_brand_id(self, session, caller: Caller | None, brand_id: Any) -> str:
+        """As `_visible_brand`, for a handler that needs only the ID: one column, no ORM object."""
+        if caller is None or not isinstance(brand_id, str) or not caller.sees_brand(brand_id):
+            raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
+        if not await _VISIBLE_BRAND_ID.rows(session, {"brand_id": brand_id, "workspace_id": caller.workspace_id}):
+            raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
+        return brand_id
 
     async def _stored(self, session, caller: Caller, ep: Endpoint, key: str) -> IdempotencyRecord | None:
         return (await session.exec(select(IdempotencyRecord).where(

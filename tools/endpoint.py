@@ -78,6 +78,10 @@ class Endpoint:
     replay: Callable[[Any], Any] | None = None
     # Request headers the handler may read (REST only), e.g. If-None-Match.
     headers: tuple[str, ...] = ()
+    # A path with {brand_id}: the handler reads `call.brand` (the Brand row). False: it reads only
+    # `call.brand_id`, so the dispatcher checks the brand with a one-column read instead of loading the row
+    # (hot lists).
+    brand_row: bool = True
 
     @property
     def read_only(self) -> bool:
@@ -117,6 +121,7 @@ class Call:
     idempotency_key: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     brand: Brand | None = None  # set when the path has {brand_id}: already checked visible to the key
+    visible_brand_id: str | None = None  # instead of `brand` when the endpoint says `brand_row=False`
     _after_commit: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
     @property
@@ -136,8 +141,10 @@ class Call:
 
     @property
     def brand_id(self) -> str:
-        assert self.brand is not None, "endpoint has no {brand_id}"
-        return self.brand.id
+        if self.brand is not None:
+            return self.brand.id
+        assert self.visible_brand_id is not None, "endpoint has no {brand_id}"
+        return self.visible_brand_id
 
     def after_commit(self, fn: Callable[[], Awaitable[None]]) -> None:
         """Run once the transaction has committed (e.g. wake the worker); never runs on failure."""
