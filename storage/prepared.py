@@ -28,13 +28,13 @@ class Prepared:
         self.statement = statement
         self.row = namedtuple("Row", [c.key for c in statement.selected_columns])  # type: ignore[misc]
         self._scalar = isinstance(statement, SelectOfScalar)  # sqlmodel's session gives its rows as values
-        self._compiled: dict[Any, tuple[Any, list[Any]]] = {}  # dialect -> (compiled, result processors)
+        self._compiled: dict[Any, tuple[Any, list[Any]]] = {}  # dialect -> (compiled, [(column, processor)])
 
     def _compile(self, dialect: Any) -> tuple[Any, list[Any]]:
         found = self._compiled.get(dialect)
         if found is None:
-            processors = [c.type.dialect_impl(dialect).result_processor(dialect, None)
-                          for c in self.statement.selected_columns]
+            processors = [(i, p) for i, c in enumerate(self.statement.selected_columns)
+                          if (p := c.type.dialect_impl(dialect).result_processor(dialect, None)) is not None]
             found = self._compiled[dialect] = (self.statement.compile(dialect=dialect), processors)
         return found
 
@@ -49,9 +49,14 @@ class Prepared:
         binds = state.processors
         args = tuple(binds[name](value) if name in binds else value
                      for name, value in zip(state.positiontup, state.positional_parameters, strict=True))
-        make = self.row
-        return [make(*(p(v) if p is not None else v for p, v in zip(processors, r, strict=True)))
-                for r in driver.fetchall(state.statement, args)]
+        rows = driver.fetchall(state.statement, args)
+        if processors:  # only the columns whose type converts (times, JSON)
+            rows = [list(r) for r in rows]
+            for r in rows:
+                for i, process in processors:
+                    r[i] = process(r[i])
+        make = self.row._make
+        return [make(r) for r in rows]
 
 
 def _driver(session: Any) -> tuple[Any, Any]:
