@@ -193,8 +193,7 @@ class Dispatcher:
             logs.KEY_ID.set(None)
         outcome = await self._invoke_safely(ep, args, token, headers, idempotency_header, request_id, client,
                                             refused, caller, admitted)
-        metrics.REQUESTS.labels(ep.name, str(outcome.status)).inc()
-        metrics.REQUEST_SECONDS.labels(ep.name).observe(time.perf_counter() - started)
+        metrics.count_call(ep.name, outcome.status, time.perf_counter() - started)
         logs.log_call(request_id=request_id, endpoint=ep.name, status=outcome.status, started=started,
                       transport=transport, client=client)
         return outcome
@@ -242,8 +241,7 @@ class Dispatcher:
             log.warning("database unavailable on %s [%s]: %s", ep.name, request_id, exc.orig)
             outcome = self.error(ApiError("DEPENDENCY_UNAVAILABLE", "The database is busy or unavailable.",
                                           headers={"Retry-After": "1"}), request_id)
-        metrics.REQUESTS.labels(ep.name, str(outcome.status)).inc()
-        metrics.REQUEST_SECONDS.labels(ep.name).observe(time.perf_counter() - started)
+        metrics.count_call(ep.name, outcome.status, time.perf_counter() - started)
         logs.log_call(request_id=request_id, endpoint=ep.name, status=outcome.status, started=started,
                       transport=transport, client=client)
         return outcome

@@ -140,7 +140,13 @@ class Database:
                 stack.push_async_callback(turn.give_up)
             else:
                 turn = None
-            session = await stack.enter_async_context(AsyncSession(engine, expire_on_commit=False))
+            session = AsyncSession(engine, expire_on_commit=False)
+            if write or not self.is_sqlite:
+                session = await stack.enter_async_context(session)
+            else:
+                # A SQLite read closes on the loop's thread without suspending (storage/sqlite_inline.py), so no
+                # cancellation can cut it short: it needs no task of its own to shield it (one per request).
+                stack.push_async_callback(session.close)
             session.info["writer_turn"] = turn
             try:
                 yield session
