@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
+from sqlalchemy.pool import AsyncAdaptedQueuePool
+from sqlalchemy.util import greenlet_spawn
 from sqlmodel.ext.asyncio.session import AsyncSession
 from sqlmodel.sql.expression import SelectOfScalar
 
@@ -44,6 +46,9 @@ class Prepared:
         if not isinstance(driver, InlineConnection):
             found = (await session.exec(self.statement, params=params)).all()
             return [self.row(r) if self._scalar else self.row(*r) for r in found]
+        return self._fetch(driver, dialect, params)
+
+    def _fetch(self, driver: InlineConnection, dialect: Any, params: dict[str, Any]) -> list[Any]:
         compiled, processors = self._compile(dialect)
         state = compiled.construct_expanded_state(params)
         binds = state.processors
@@ -57,6 +62,26 @@ class Prepared:
                     r[i] = process(r[i])
         make = self.row._make
         return [make(r) for r in rows]
+
+    async def rows_alone(self, session: AsyncSession, params: dict[str, Any]) -> list[Any]:
+        """As `rows`, for a handler whose only read this is (`GET /v1/context`): on SQLite it runs on a pooled
+        read connection of its own, outside the session's transaction (one statement reads one snapshot
+        anyway), which spares the session its connection and transaction (~10 % of that request)."""
+        engine = session.bind
+        if not (engine.dialect.name == "sqlite" and isinstance(engine.sync_engine.pool, AsyncAdaptedQueuePool)):
+            return await self.rows(session, params)
+        found = await greenlet_spawn(self._alone, engine.sync_engine, params)
+        return await self.rows(session, params) if found is None else found
+
+    def _alone(self, engine: Any, params: dict[str, Any]) -> list[Any] | None:
+        connection = engine.raw_connection()
+        try:
+            driver = connection.driver_connection
+            if not isinstance(driver, InlineConnection):  # not the loop-thread read engine
+                return None
+            return self._fetch(driver, engine.dialect, params)
+        finally:
+            connection.close()
 
 
 def _driver(session: Any) -> tuple[Any, Any]:

@@ -33,7 +33,7 @@ async def get_context(call: Call, req: GetContextRequest) -> Reply:
     params: dict = {"workspace_id": caller.workspace_id}
     if caller.brand_ids is not None:
         params["brand_ids"] = sorted(caller.brand_ids)
-    rows = await _CONTEXT_BRANDS[caller.brand_ids is not None].rows(call.session, params)
+    rows = await _CONTEXT_BRANDS[caller.brand_ids is not None].rows_alone(call.session, params)
     has_more = len(rows) > out.CONTEXT_BRANDS_MAX
     brands = []
     for brand_id, name in rows[:out.CONTEXT_BRANDS_MAX]:
