@@ -80,6 +80,7 @@ class Outcome:
     body: dict[str, Any] | None  # None only for 304
     headers: dict[str, str] = field(default_factory=dict)
     replayed: bool = False
+    plain: bool = False  # the data is `Reply.plain` (JSON types, no floats): REST may encode it with orjson
 
     @property
     def ok(self) -> bool:
@@ -348,7 +349,7 @@ class Dispatcher:
                 await fn()
             except Exception:
                 log.exception("after-commit hook failed on %s [%s]", ep.name, request_id)
-        return Outcome(status, success_body(request_id, data, reply.pagination), reply.headers)
+        return Outcome(status, success_body(request_id, data, reply.pagination), reply.headers, plain=reply.plain)
 
     async def _touch_key(self, caller: Caller) -> None:
         """Record when a key was last used (shown in the console), at most once a minute per key, after the

@@ -38,35 +38,34 @@ JSON_TYPES = ("application/json",)
 NUMBER_RE = re.compile(r"-?\d+(\.\d+)?")
 
 
-class EnvelopeResponse(JSONResponse):
-    """Starlette's JSONResponse encoded by orjson (a list page of 20 items took ~10 % of the request in the
-    standard library's encoder). The bytes are the same compact UTF-8 JSON; what orjson refuses or would encode
-    where the standard library refuses (integers beyond 64 bits, non-string keys, datetimes, dataclasses) goes
-    through Starlette's own encoder, so it is answered as before."""
+class PlainResponse(JSONResponse):
+    """A success envelope whose data the handler built from JSON types without floats (`Reply.plain`), encoded
+    by orjson (the standard library's encoder took ~10 % of a list page). For such data the bytes are the same
+    as Starlette's: orjson writes only floats differently (`1e-05` vs `0.00001`), which is why every other
+    body keeps Starlette's encoder (docs/decisions.md). What orjson refuses (integers beyond 64 bits) goes
+    through Starlette's encoder, as before."""
 
     def render(self, content: Any) -> bytes:
         try:
-            return orjson.dumps(content, option=_ORJSON_STRICT)
+            return orjson.dumps(content)
         except TypeError:  # orjson.JSONEncodeError is a TypeError
             return super().render(content)
-
-
-_ORJSON_STRICT = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
 def render(outcome: Outcome, request_id: str, *, head: bool = False) -> Response:
     headers = {"X-Request-Id": request_id, **outcome.headers}
     if outcome.body is None:
         return Response(status_code=outcome.status, headers=headers)
-    response = EnvelopeResponse(outcome.body, status_code=outcome.status, headers=headers)
+    response = (PlainResponse if outcome.plain else JSONResponse)(outcome.body, status_code=outcome.status,
+                                                                   headers=headers)
     if head:
         response.body = b""
     return response
 
 
 def error_response(exc: ApiError, request_id: str) -> Response:
-    return EnvelopeResponse(exc.body(request_id), status_code=exc.status, headers={"X-Request-Id": request_id,
-                                                                                    **exc.headers})
+    return JSONResponse(exc.body(request_id), status_code=exc.status, headers={"X-Request-Id": request_id,
+                                                                                **exc.headers})
 
 
 def _query_types(prop: dict[str, Any]) -> set[str]:

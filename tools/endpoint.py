@@ -42,8 +42,9 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     pagination: dict[str, Any] | None = None  # the older list shape's sibling object
     not_modified: bool = False  # 304, no body
-    # `data` holds JSON types only (str, int, float, bool, None, dict, list), built so by the handler: the
-    # dispatcher then skips its walk for pydantic models (a hot list page has hundreds of values).
+    # `data` holds JSON types only and no floats (str, int, bool, None, dict, list), built so by the handler:
+    # the dispatcher skips its walk for pydantic models (a hot list page has hundreds of values) and REST
+    # encodes it with orjson, whose bytes equal the standard library's for such data (server/rest.py).
     plain: bool = False
 
 
