@@ -52,7 +52,9 @@ def iso(value: datetime | None) -> str | None:
     """UTC, millisecond precision, `Z` suffix."""
     if value is None:
         return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    if value.tzinfo is not UTC:
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    if value.year < 1000:  # strftime's %Y does not pad such years; kept as it always answered
+        return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    # isoformat: a list page formats two per item, and it costs about half of strftime
+    return value.isoformat(timespec="milliseconds")[:-6] + "Z"

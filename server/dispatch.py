@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
-from sqlalchemy import update
+from sqlalchemy import bindparam, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import select
 
@@ -29,6 +29,7 @@ from schemas.errors import ApiError, issue
 from schemas.ids import new_id
 from server import logs, metrics
 from server.ratelimit import RateLimiter, SharedLimiter, retry_after
+from storage.prepared import Prepared
 from storage.tables.accounts import ApiKey
 from storage.tables.brands import Brand
 from storage.tables.idempotency import IdempotencyRecord
@@ -65,6 +66,12 @@ _ISSUE_CODES = {
 }
 
 
+# Built once: every call on a brand's path reads it (building a statement costs more than running it).
+_VISIBLE_BRAND = select(Brand).where(Brand.id == bindparam("brand_id"), Brand.workspace_id == bindparam("workspace_id"))
+_VISIBLE_BRAND_ID = Prepared(select(Brand.id).where(Brand.id == bindparam("brand_id"),
+                                                    Brand.workspace_id == bindparam("workspace_id")))
+
+
 def new_request_id() -> str:
     return new_id("req")
 
@@ -75,6 +82,7 @@ class Outcome:
     body: dict[str, Any] | None  # None only for 304
     headers: dict[str, str] = field(default_factory=dict)
     replayed: bool = False
+    plain: bool = False  # the data is `Reply.plain` (JSON types, no floats): REST may encode it with orjson
 
     @property
     def ok(self) -> bool:
@@ -190,8 +198,7 @@ class Dispatcher:
             logs.KEY_ID.set(None)
         outcome = await self._invoke_safely(ep, args, token, headers, idempotency_header, request_id, client,
                                             refused, caller, admitted)
-        metrics.REQUESTS.labels(ep.name, str(outcome.status)).inc()
-        metrics.REQUEST_SECONDS.labels(ep.name).observe(time.perf_counter() - started)
+        metrics.count_call(ep.name, outcome.status, time.perf_counter() - started)
         logs.log_call(request_id=request_id, endpoint=ep.name, status=outcome.status, started=started,
                       transport=transport, client=client)
         return outcome
@@ -239,8 +246,7 @@ class Dispatcher:
             log.warning("database unavailable on %s [%s]: %s", ep.name, request_id, exc.orig)
             outcome = self.error(ApiError("DEPENDENCY_UNAVAILABLE", "The database is busy or unavailable.",
                                           headers={"Retry-After": "1"}), request_id)
-        metrics.REQUESTS.labels(ep.name, str(outcome.status)).inc()
-        metrics.REQUEST_SECONDS.labels(ep.name).observe(time.perf_counter() - started)
+        metrics.count_call(ep.name, outcome.status, time.perf_counter() - started)
         logs.log_call(request_id=request_id, endpoint=ep.name, status=outcome.status, started=started,
                       transport=transport, client=client)
         return outcome
@@ -266,10 +272,14 @@ class Dispatcher:
                 if not admitted:
                     await self._rate_limit(f"key:{caller.key_id}")
 
-            brand = None
+            brand = brand_id = None
             # (A missing or non-string brand_id, possible only over MCP, is left to validation.)
             if "brand_id" in ep.path_params and isinstance(args.get("brand_id"), str):
-                brand = await self._visible_brand(session, caller, args["brand_id"])
+                if ep.brand_row:
+                    brand = await self._visible_brand(session, caller, args["brand_id"])
+                    brand_id = brand.id
+                else:
+                    brand_id = await self._visible_brand_id(session, caller, args["brand_id"])
 
             if caller is not None:
                 missing = [s for s in ep.scopes if s not in caller.scopes]
@@ -286,7 +296,7 @@ class Dispatcher:
                 model = ep.request.model_validate(args)
             except ValidationError as exc:
                 raise validation_error(ep, exc, args) from None
-            if "brand_id" in ep.path_params and brand is None:  # validation accepted no brand: fail closed
+            if "brand_id" in ep.path_params and brand_id is None:  # validation accepted no brand: fail closed
                 raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.",
                                next_action="list_brands")
             idem_key = self._idempotency_key(ep, idempotency_header, body_key)
@@ -315,7 +325,7 @@ class Dispatcher:
             call = Call(rt=rt, session=session, endpoint=ep, caller=caller, request_id=request_id,
                         now=rt.clock.now(), idempotency_key=idem_key,
                         headers={h: headers[h.lower()] for h in ep.headers if h.lower() in headers},
-                        brand=brand)
+                        brand=brand, visible_brand_id=brand_id)
             try:
                 result = await ep.handler(call, model)
             except ApiError as exc:
@@ -328,7 +338,7 @@ class Dispatcher:
             status = reply.status or ep.status
             if reply.not_modified:
                 return Outcome(304, None, reply.headers)
-            data = to_jsonable(reply.data)
+            data = reply.data if reply.plain else to_jsonable(reply.data)
             if rt.settings.validate_responses:
                 self._check_response(ep, data, reply.pagination, request_id)
             if digest is not None:
@@ -343,7 +353,7 @@ class Dispatcher:
                 await fn()
             except Exception:
                 log.exception("after-commit hook failed on %s [%s]", ep.name, request_id)
-        return Outcome(status, success_body(request_id, data, reply.pagination), reply.headers)
+        return Outcome(status, success_body(request_id, data, reply.pagination), reply.headers, plain=reply.plain)
 
     async def _touch_key(self, caller: Caller) -> None:
         """Record when a key was last used (shown in the console), at most once a minute per key, after the
@@ -403,11 +413,19 @@ class Dispatcher:
     async def _visible_brand(self, session, caller: Caller | None, brand_id: Any) -> Brand:
         if caller is None or not isinstance(brand_id, str) or not caller.sees_brand(brand_id):
             raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
-        brand = (await session.exec(select(Brand).where(Brand.id == brand_id,
-                                                        Brand.workspace_id == caller.workspace_id))).first()
+        brand = (await session.exec(_VISIBLE_BRAND, params={"brand_id": brand_id,
+                                                           "workspace_id": caller.workspace_id})).first()
         if brand is None:
             raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
         return brand
+
+    async def _visible_brand_id(self, session, caller: Caller | None, brand_id: Any) -> str:
+        """As `_visible_brand`, for a handler that needs only the ID: one column, no ORM object."""
+        if caller is None or not isinstance(brand_id, str) or not caller.sees_brand(brand_id):
+            raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
+        if not await _VISIBLE_BRAND_ID.rows(session, {"brand_id": brand_id, "workspace_id": caller.workspace_id}):
+            raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
+        return brand_id
 
     async def _stored(self, session, caller: Caller, ep: Endpoint, key: str) -> IdempotencyRecord | None:
         return (await session.exec(select(IdempotencyRecord).where(

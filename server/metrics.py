@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import logging
 from datetime import datetime
+from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 from sqlalchemy import func
@@ -33,6 +34,20 @@ MCP_TOOL_CALLS = Counter("socialpub_mcp_tool_calls", "MCP tools/call requests by
                          ["tool", "outcome"])
 RATE_LIMITED = Counter("socialpub_rate_limited", "Requests refused with 429, by bucket kind (key | ip | page).",
                        ["scope"])
+_CALL_SERIES: dict[tuple[str, int], tuple[Any, Any]] = {}
+
+
+def count_call(endpoint: str, status: int, seconds: float) -> None:
+    """One API call in REQUESTS and REQUEST_SECONDS. The labelled series are looked up once per endpoint and
+    status (`labels()` takes a lock and builds its key on every call); endpoints and statuses are finite."""
+    series = _CALL_SERIES.get((endpoint, status))
+    if series is None:
+        series = _CALL_SERIES[endpoint, status] = (REQUESTS.labels(endpoint, str(status)),
+                                                   REQUEST_SECONDS.labels(endpoint))
+    series[0].inc()
+    series[1].observe(seconds)
+
+
 WORKER_PASS_SECONDS = Histogram("socialpub_worker_pass_duration_seconds", "One worker pass (ticks and due jobs).")
 QUEUE_DEPTH = Gauge("socialpub_jobs_due", "Jobs queued and due now, by kind (read at scrape time).", ["kind"])
 QUEUE_LAG = Gauge("socialpub_jobs_lag_seconds", "Age of the oldest due job, by kind: how far the workers are "

@@ -73,7 +73,10 @@ def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        if immediate:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:  # straight to the loop-thread connection: a statement through SQLAlchemy costs more than the BEGIN
+            conn.connection.driver_connection.begin()
 
     return engine
 
@@ -137,7 +140,13 @@ class Database:
                 stack.push_async_callback(turn.give_up)
             else:
                 turn = None
-            session = await stack.enter_async_context(AsyncSession(engine, expire_on_commit=False))
+            session = AsyncSession(engine, expire_on_commit=False)
+            if write or not self.is_sqlite:
+                session = await stack.enter_async_context(session)
+            else:
+                # A SQLite read closes on the loop's thread without suspending (storage/sqlite_inline.py), so no
+                # cancellation can cut it short: it needs no task of its own to shield it (one per request).
+                stack.push_async_callback(session.close)
             session.info["writer_turn"] = turn
             try:
                 yield session

@@ -17,6 +17,7 @@ import json
 from datetime import datetime
 from typing import Any, Protocol
 
+from sqlalchemy import Integer, bindparam
 from sqlmodel import or_, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -24,6 +25,7 @@ from schemas.errors import ApiError, issue
 from schemas.ids import is_id
 from schemas.time import iso, parse_timestamp
 from storage.pagination import sort_order
+from storage.prepared import Prepared
 
 Position = tuple[Any, str]  # (sort value, row ID) of the last row of a page
 
@@ -55,6 +57,42 @@ async def page(session: AsyncSession, query: Any, column: Any, id_column: Any, *
         query = after(query, column, id_column, position, desc)
     rows = list((await session.exec(query.order_by(*order(column, id_column, desc)).limit(limit + 1))).all())
     return rows[:limit], len(rows) > limit
+
+
+class PageQuery:
+    """The statements of one keyset list built once, with the limit, the position and the list's own filters
+    as bound parameters: building a statement costs more than running it on a hot list (docs/operations.md,
+    "Request path profile"). `query` selects the rows and filters them with `bindparam`s that `params` fills."""
+
+    def __init__(self, query: Any, column: Any, id_column: Any) -> None:
+        self.column, self.id_column = column, id_column
+        value = bindparam("keyset_value", type_=column.type)
+        last_id = bindparam("keyset_id", type_=id_column.type)
+        limit = bindparam("keyset_limit", type_=Integer())
+        self._statements = {
+            (desc, positioned): Prepared(
+                (after(query, column, id_column, (value, last_id), desc) if positioned else query)
+                .order_by(*order(column, id_column, desc)).limit(limit))
+            for desc in (False, True) for positioned in (False, True)}
+        # The position of a row by its ID among the rows the list's filters select (the spec-fixed cursor).
+        self._position = select(column).where(query.whereclause, id_column == last_id)
+
+    async def page(self, session: AsyncSession, params: dict[str, Any], *, desc: bool, limit: int,
+                   position: Position | None = None) -> tuple[list[Any], bool]:
+        """As `page`: the rows after `position` (if any) and whether more rows follow."""
+        params = {**params, "keyset_limit": limit + 1}
+        if position is not None:
+            params["keyset_value"], params["keyset_id"] = position
+        rows = await self._statements[desc, position is not None].rows(session, params)
+        return rows[:limit], len(rows) > limit
+
+    async def position_of_id(self, session: AsyncSession, params: dict[str, Any], cursor: str,
+                             id_prefix: str | None = None) -> Position | None:
+        """As `position_of_id`, among the rows the list's filters select."""
+        if not is_id(cursor, id_prefix):
+            return None
+        value = (await session.exec(self._position, params={**params, "keyset_id": cursor})).first()
+        return None if value is None else (value, cursor)
 
 
 def _b64(data: bytes) -> str:

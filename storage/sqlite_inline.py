@@ -106,6 +106,14 @@ class InlineConnection:
     async def execute(self, sql: str, parameters: Any = None) -> InlineCursor:
         return await self.cursor().execute(sql, parameters)
 
+    def fetchall(self, sql: str, parameters: tuple[Any, ...]) -> list[Any]:
+        """Rows of a read, straight from sqlite3 (storage/prepared.py)."""
+        return self._conn.execute(sql, parameters).fetchall()
+
+    def begin(self) -> None:
+        """A deferred read transaction (storage/db.py issues it from SQLAlchemy's `begin` event)."""
+        self._conn.execute("BEGIN")
+
     async def commit(self) -> None:
         self._conn.commit()
 

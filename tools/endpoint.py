@@ -42,6 +42,10 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     pagination: dict[str, Any] | None = None  # the older list shape's sibling object
     not_modified: bool = False  # 304, no body
+    # `data` holds JSON types only and no floats (str, int, bool, None, dict, list), built so by the handler:
+    # the dispatcher skips its walk for pydantic models (a hot list page has hundreds of values) and REST
+    # encodes it with orjson, whose bytes equal the standard library's for such data (server/rest.py).
+    plain: bool = False
 
 
 Handler = Callable[["Call", Any], Awaitable[Any]]
@@ -75,6 +79,10 @@ class Endpoint:
     replay: Callable[[Any], Any] | None = None
     # Request headers the handler may read (REST only), e.g. If-None-Match.
     headers: tuple[str, ...] = ()
+    # A path with {brand_id}: the handler reads `call.brand` (the Brand row). False: it reads only
+    # `call.brand_id`, so the dispatcher checks the brand with a one-column read instead of loading the row
+    # (hot lists).
+    brand_row: bool = True
 
     @property
     def read_only(self) -> bool:
@@ -114,6 +122,7 @@ class Call:
     idempotency_key: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     brand: Brand | None = None  # set when the path has {brand_id}: already checked visible to the key
+    visible_brand_id: str | None = None  # instead of `brand` when the endpoint says `brand_row=False`
     _after_commit: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
     @property
@@ -133,8 +142,10 @@ class Call:
 
     @property
     def brand_id(self) -> str:
-        assert self.brand is not None, "endpoint has no {brand_id}"
-        return self.brand.id
+        if self.brand is not None:
+            return self.brand.id
+        assert self.visible_brand_id is not None, "endpoint has no {brand_id}"
+        return self.visible_brand_id
 
     def after_commit(self, fn: Callable[[], Awaitable[None]]) -> None:
         """Run once the transaction has committed (e.g. wake the worker); never runs on failure."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete
+from sqlalchemy import bindparam, delete
 from sqlmodel import select
 
 from providers.base import ProviderError
@@ -98,22 +98,26 @@ SUMMARY_COLUMNS = (ContentItem.id, ContentItem.brand_id, ContentItem.name, Conte
                    ContentItem.intended_integration_ids, ContentItem.created_at, ContentItem.updated_at)
 
 
-async def list_content_items(call: Call, req: ListContentItemsRequest) -> dict[str, Any]:
+# Built once (tools/content/rules.py `summary` reads these columns: rows, not ContentItem objects).
+_LIST = keyset.PageQuery(select(*SUMMARY_COLUMNS).where(ContentItem.brand_id == bindparam("brand_id")),
+                         ContentItem.updated_at, ContentItem.id)
+
+
+async def list_content_items(call: Call, req: ListContentItemsRequest) -> Reply:
     """Keyset pages on (updated_at, id) using ix_content_items_brand_updated: the cost of a page does not grow
     with the number of items. The cursor is the last item's ID, as the spec fixes it."""
-    mine = ContentItem.brand_id == call.brand_id
+    mine = {"brand_id": call.brand_id}
     position = None
     if req.cursor is not None:
-        position = await keyset.position_of_id(call.session, ContentItem.updated_at, ContentItem.id, req.cursor, mine)
+        position = await _LIST.position_of_id(call.session, mine, req.cursor)
         if position is None:
             raise keyset.invalid_cursor("The cursor is not the ID of a content item of this brand; read the list "
                                         "again without cursor.")
-    rows, has_more = await keyset.page(call.session, select(*SUMMARY_COLUMNS).where(mine), ContentItem.updated_at,
-                                       ContentItem.id, desc=req.order_direction == "desc", limit=req.limit,
-                                       position=position)
+    rows, has_more = await _LIST.page(call.session, mine, desc=req.order_direction == "desc", limit=req.limit,
+                                      position=position)
     labels = await label_ids_of(call.session, [r.id for r in rows])
-    return {"items": [summary(r, labels[r.id]) for r in rows], "has_more": has_more,
-            "next_cursor": rows[-1].id if has_more else None}
+    return Reply(data={"items": [summary(r, labels[r.id]) for r in rows], "has_more": has_more,
+                       "next_cursor": rows[-1].id if has_more else None}, plain=True)
 
 
 async def list_content_items_older(call: Call, req: ListContentItemsOlderRequest) -> Reply:
@@ -275,7 +279,7 @@ ENDPOINTS = [
     Endpoint(
         name="list_content_items", method="GET", path=CONTENT_ITEM_PATH, toolset="content",
         handler=list_content_items, request=ListContentItemsRequest, response=sc.ContentItemPage,
-        scopes=("posts:read",), title="List content items",
+        scopes=("posts:read",), brand_row=False, title="List content items",
         summary="List a brand's content items as summaries, most recently updated first, in "
                 "cursor pages.",
         guidance="Read-only; does not say whether an item is scheduled (list_drafts lists unused "

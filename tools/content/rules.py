@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import bindparam
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -20,6 +21,7 @@ from schemas.errors import ApiError, Issues
 from schemas.platforms import MAIN_SETTINGS_KEYS, PLATFORM_KEYS, PLATFORMS, SETTINGS_KEYS
 from schemas.text_length import THREADS_LINKS_MAX, THREADS_TEXT_MAX, count_links, threads_length
 from schemas.time import iso
+from storage.prepared import Prepared
 from storage.tables.content import ContentItem, ContentItemLabel
 from storage.tables.integrations import Integration
 from storage.tables.library import Label
@@ -285,11 +287,16 @@ async def load_item(session: AsyncSession, brand_id: str, item_id: str) -> Conte
     return item
 
 
+# Built once: a list page asks for the labels of its items on every call.
+_LABELS_OF = Prepared(select(ContentItemLabel.content_item_id, ContentItemLabel.label_id)
+                      .where(ContentItemLabel.content_item_id.in_(bindparam("item_ids", expanding=True)))
+                      .order_by(ContentItemLabel.label_id))
+
+
 async def label_ids_of(session: AsyncSession, item_ids: list[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {i: [] for i in item_ids}
     if item_ids:
-        rows = (await session.exec(select(ContentItemLabel.content_item_id, ContentItemLabel.label_id).where(
-            ContentItemLabel.content_item_id.in_(item_ids)).order_by(ContentItemLabel.label_id))).all()
+        rows = await _LABELS_OF.rows(session, {"item_ids": item_ids})
         for item_id, label_id in rows:
             out[item_id].append(label_id)
     return out
