@@ -9,6 +9,9 @@ SQLite's own busy handler makes a blocked writer sleep and retry with back-offs 
 concurrency a writer that arrives late can win while one that has waited long sleeps, and draft creation at
 16 connections had a p99 of seconds (docs/operations.md, "Write latency"). Between processes (`serve` beside a
 separate `socialpub worker`) the busy timeout still arbitrates. PostgreSQL needs and gets neither.
+
+SQLite statements, reads and writes, run on the event loop's thread (storage/sqlite_inline.py); a writer that
+meets another process's write lock waits for it on a worker thread, so the loop never waits for a lock.
 """
 
 from __future__ import annotations
@@ -55,10 +58,12 @@ def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
     options: dict = {} if not database or database == ":memory:" else {
         "pool_size": 4 if immediate else SQLITE_READ_POOL, "max_overflow": SQLITE_READ_POOL}
     connect_args = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
-    if not immediate:  # reads run on the loop's thread (storage/sqlite_inline.py); writes keep aiosqlite's thread
-        dialect = create_async_engine(url).dialect
-        args, kwargs = dialect.create_connect_args(make_url(url))
-        options["async_creator"] = sqlite_inline.connector(tuple(args), {**kwargs, **connect_args})
+    # Both engines run on the loop's thread (storage/sqlite_inline.py); a write connection has no busy timeout
+    # there and waits for another process's writer on a worker thread instead.
+    dialect = create_async_engine(url).dialect
+    args, kwargs = dialect.create_connect_args(make_url(url))
+    options["async_creator"] = sqlite_inline.connector(tuple(args), {**kwargs, **connect_args},
+                                                       busy_timeout_ms=SQLITE_BUSY_TIMEOUT_MS if immediate else None)
     engine = create_async_engine(url, connect_args=connect_args, json_deserializer=json_loads, **options)
 
     @event.listens_for(engine.sync_engine, "connect")
@@ -67,7 +72,7 @@ def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute(f"PRAGMA busy_timeout={0 if immediate else SQLITE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
