@@ -20,7 +20,7 @@ import json
 import sqlite3
 import weakref
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -28,8 +28,9 @@ import anyio.lowlevel
 import orjson
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.util import await_only
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from storage import sqlite_inline
@@ -76,9 +77,14 @@ def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
+    begin = "BEGIN IMMEDIATE" if immediate else "BEGIN"
+
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        try:
+            await_only(conn.connection.driver_connection.begin(begin))
+        except sqlite3.Error as exc:  # as SQLAlchemy would have raised it (OperationalError: "database is locked")
+            raise DBAPIError.instance(begin, None, exc, sqlite3.Error) from exc
 
     return engine
 
@@ -135,14 +141,11 @@ class Database:
         transaction first waits for this process's writer turn and holds it until the connection is back in
         the pool, so keep write blocks short: a network call goes inside `outside_transaction`."""
         engine = self.write_engine if write else self.read_engine
-        async with AsyncExitStack() as stack:
-            if write and self.is_sqlite:
-                turn = _WriterTurn(self._writer_lock())
-                await turn.take()
-                stack.push_async_callback(turn.give_up)
-            else:
-                turn = None
-            session = await stack.enter_async_context(AsyncSession(engine, expire_on_commit=False))
+        turn = _WriterTurn(self._writer_lock()) if write and self.is_sqlite else None
+        if turn is not None:
+            await turn.take()
+        try:
+            session = AsyncSession(engine, expire_on_commit=False)
             session.info["writer_turn"] = turn
             try:
                 yield session
@@ -153,6 +156,16 @@ class Database:
             except BaseException:
                 await session.rollback()
                 raise
+            finally:
+                if self.is_sqlite:
+                    # Nothing in a SQLite close waits (storage/sqlite_inline.py), so a cancellation cannot cut it
+                    # short: no task of its own, which AsyncSession's __aexit__ makes for every session.
+                    await session.close()
+                else:
+                    await session.__aexit__(None, None, None)
+        finally:
+            if turn is not None:
+                await turn.give_up()
 
     @staticmethod
     @asynccontextmanager
@@ -188,10 +201,13 @@ class _WriterTurn:
         self.held = False
 
     async def take(self) -> None:
-        with anyio.move_on_after(WRITER_TURN_TIMEOUT_S) as waited:
-            await self.lock.acquire()
-        if waited.cancelled_caught:
-            raise OperationalError("BEGIN IMMEDIATE", None, sqlite3.OperationalError("database is locked"))
+        try:
+            self.lock.acquire_nowait()  # free and nobody waiting: no timeout scope, no trip through the loop
+        except anyio.WouldBlock:
+            with anyio.move_on_after(WRITER_TURN_TIMEOUT_S) as waited:
+                await self.lock.acquire()
+            if waited.cancelled_caught:
+                raise OperationalError("BEGIN IMMEDIATE", None, sqlite3.OperationalError("database is locked")) from None
         self.held = True
 
     async def give_up(self) -> None:
