@@ -147,15 +147,15 @@ class InlineConnection:
 
         await anyio.to_thread.run_sync(waiting)
 
-    async def begin(self, sql: str) -> None:
-        """`BEGIN` or `BEGIN IMMEDIATE` straight on the connection (the engine's begin event): a statement through
-        SQLAlchemy's execution machinery costs a tenth of a small transaction."""
+    async def begin_immediate(self) -> None:
+        """A write transaction, straight on the connection (storage/db.py issues it from SQLAlchemy's `begin`
+        event); the one statement that waits for another process's writer."""
         try:
-            self._conn.execute(sql)
+            self._conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             if not _busy(exc) or self.busy_timeout_ms is None:
                 raise
-            await self.wait_busy(self._conn.execute, sql)
+            await self.wait_busy(self._conn.execute, "BEGIN IMMEDIATE")
 
     async def commit(self) -> None:
         try:
