@@ -11,7 +11,8 @@ concurrency a writer that arrives late can win while one that has waited long sl
 separate `socialpub worker`) the busy timeout still arbitrates. PostgreSQL needs and gets neither.
 
 SQLite statements, reads and writes, run on the event loop's thread (storage/sqlite_inline.py); a writer that
-meets another process's write lock waits for it on a worker thread, so the loop never waits for a lock.
+meets another process's write lock waits for it on a worker thread, and a write transaction commits (writes to
+disk) there, so the loop never waits for a lock or the disk.
 """
 
 from __future__ import annotations

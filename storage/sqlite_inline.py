@@ -12,7 +12,8 @@ connection runs with no busy timeout, and a statement SQLite refuses with SQLITE
 `BEGIN IMMEDIATE`, the one statement that takes the write lock) is run again on a worker thread with the full
 busy timeout, as aiosqlite would have run it. A statement that fails with SQLITE_BUSY has changed nothing, so
 running it again is what SQLite's own busy handler does. Writers of this process never meet here: they take
-turns before they begin (storage/db.py).
+turns before they begin (storage/db.py). A write transaction's commit, where SQLite writes to disk, runs on a
+worker thread too: one handoff per write transaction.
 """
 
 from __future__ import annotations
