@@ -5,8 +5,9 @@ rate limit off) on SQLite, and on PostgreSQL too when `--database URL` is given 
 to URL and dropped afterwards; the database URL names is never touched). The load comes from a separate process
 (closed loop: each connection sends its next create when the previous one answered, a fresh Idempotency-Key each
 time), so the client does not share the server's event loop. Per level it prints p50 / p99 / max, throughput, the
-server's CPU time per request (which a busy machine distorts far less than latency) and the number of errors (any
-answer but 201, or no answer within 30 s).
+server's CPU time per request (which a busy machine distorts far less than latency), the load process's own CPU
+time per request (when it nears the server's, the client is what limits throughput: a closed loop's latency is
+then the client's, not the server's) and the number of errors (any answer but 201, or no answer within 30 s).
 
 The floor is the same create at 1 connection, measured in the same run against the same server: the ratio says
 how much concurrency stretches the slowest writes beyond the cost of one uncontended write. Asserts nothing.
@@ -73,10 +74,12 @@ async def load(base: str, secret: str, brand_id: str, connections: int, duration
                     if outcome != "201":
                         errors[outcome] = errors.get(outcome, 0) + 1
 
+        cpu_start = time.process_time()
         await asyncio.gather(*(connection(n) for n in range(connections)))
         elapsed = time.perf_counter() - measured_from
+        client_cpu = time.process_time() - cpu_start
     return {"connections": connections, "latencies": latencies, "errors": errors, "elapsed": elapsed,
-            "sent": sent_total}
+            "sent": sent_total, "client_cpu_ms": client_cpu * 1000 / max(sent_total, 1)}
 
 
 # -- orchestration --------------------------------------------------------------------------------------------
@@ -163,13 +166,14 @@ def summary(result: dict) -> dict:
     ms = sorted(x * 1000 for x in result["latencies"])
     if not ms:
         return {"n": 0, "p50": float("nan"), "p99": float("nan"), "max": float("nan"), "rate": 0.0, "errors": {},
-            "cpu_ms": float("nan")}
+            "cpu_ms": float("nan"), "client_cpu_ms": float("nan")}
 
     def pct(p: float) -> float:
         return ms[min(len(ms) - 1, int(p * len(ms)))]
 
     return {"n": len(ms), "p50": pct(0.50), "p99": pct(0.99), "max": ms[-1], "rate": len(ms) / result["elapsed"],
-            "errors": result["errors"], "cpu_ms": result.get("cpu_ms", float("nan"))}
+            "errors": result["errors"], "cpu_ms": result.get("cpu_ms", float("nan")),
+            "client_cpu_ms": result.get("client_cpu_ms", float("nan"))}
 
 
 def bench_backend(name: str, database_url: str | None, levels: list[int], duration: float,
@@ -189,8 +193,8 @@ def bench_backend(name: str, database_url: str | None, levels: list[int], durati
                 errors = sum(s["errors"].values()) if s["n"] else 0
                 detail = f" {s['errors']}" if errors else ""
                 print(f"{name:10} {level:3} conn  n={s['n']:6}  {s['rate']:7.1f} req/s  p50 {s['p50']:7.1f} ms  "
-                      f"p99 {s['p99']:7.1f} ms  max {s['max']:7.1f} ms  server CPU {s['cpu_ms']:5.1f} ms/req  "
-                      f"errors {errors}{detail}", flush=True)
+                      f"p99 {s['p99']:7.1f} ms  max {s['max']:7.1f} ms  server CPU {s['cpu_ms']:5.2f} ms/req  "
+                      f"client CPU {s['client_cpu_ms']:5.2f} ms/req  errors {errors}{detail}", flush=True)
         finally:
             proc.terminate()
             try:

@@ -22,17 +22,17 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import bindparam, update
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import OperationalError
 from sqlmodel import select
 
 from schemas.errors import ApiError, issue
 from schemas.ids import new_id
 from server import logs, metrics
 from server.ratelimit import RateLimiter, SharedLimiter, retry_after
+from storage import idempotency
 from storage.prepared import Prepared
 from storage.tables.accounts import ApiKey
 from storage.tables.brands import Brand
-from storage.tables.idempotency import IdempotencyRecord
 from tools import catalogue
 from tools.endpoint import Call, Endpoint, Reply, field_locations
 from tools.retention import idempotency_cutoff
@@ -301,26 +301,12 @@ class Dispatcher:
                                next_action="list_brands")
             idem_key = self._idempotency_key(ep, idempotency_header, body_key)
 
-            digest = None
+            digest = record_id = None
             if idem_key is not None and caller is not None:
                 digest = request_hash(ep, model)
-                stored = await self._stored(session, caller, ep, idem_key)
-                if stored is not None and stored.created_at < idempotency_cutoff(rt):
-                    # Past SOCIALPUB_IDEMPOTENCY_TTL the key is forgotten: this is a new request.
-                    await session.delete(stored)
-                    await session.flush()
-                    stored = None
-                if stored is not None:
-                    return self._replay(ep, stored, digest, request_id)
-                record = IdempotencyRecord(id=new_id("idm"), api_key_id=caller.key_id, endpoint=ep.name,
-                                           key=idem_key, request_hash=digest, created_at=rt.clock.now())
-                session.add(record)
-                try:
-                    await session.flush()
-                except IntegrityError:
-                    # A concurrent request with this key committed first: replay what it stored.
-                    await session.rollback()
-                    return await self._replay_after_race(ep, caller, idem_key, digest, request_id)
+                record_id = await self._reserve(session, caller, ep, idem_key, digest, request_id)
+                if isinstance(record_id, Outcome):
+                    return record_id
 
             call = Call(rt=rt, session=session, endpoint=ep, caller=caller, request_id=request_id,
                         now=rt.clock.now(), idempotency_key=idem_key,
@@ -330,8 +316,8 @@ class Dispatcher:
                 result = await ep.handler(call, model)
             except ApiError as exc:
                 if exc.keep_changes:
-                    if digest is not None:
-                        await session.delete(record)  # the key stays usable for a retry
+                    if record_id is not None:
+                        await idempotency.forget(session, record_id)  # the key stays usable for a retry
                     await session.commit()
                 raise
             reply = result if isinstance(result, Reply) else Reply(data=result)
@@ -341,10 +327,8 @@ class Dispatcher:
             data = reply.data if reply.plain else to_jsonable(reply.data)
             if rt.settings.validate_responses:
                 self._check_response(ep, data, reply.pagination, request_id)
-            if digest is not None:
-                record.status_code = status
-                record.response = {"data": data, "pagination": reply.pagination}
-                await session.flush()
+            if record_id is not None:
+                await idempotency.settle(session, record_id, status, {"data": data, "pagination": reply.pagination})
         # Committed: now it is safe to start follow-up work.
         if caller is not None:
             await self._touch_key(caller)
@@ -427,12 +411,26 @@ class Dispatcher:
             raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
         return brand_id
 
-    async def _stored(self, session, caller: Caller, ep: Endpoint, key: str) -> IdempotencyRecord | None:
-        return (await session.exec(select(IdempotencyRecord).where(
-            IdempotencyRecord.api_key_id == caller.key_id, IdempotencyRecord.endpoint == ep.name,
-            IdempotencyRecord.key == key))).first()
+    async def _reserve(self, session, caller: Caller, ep: Endpoint, key: str, digest: str,
+                       request_id: str) -> str | Outcome:
+        """The reserved record's ID (a new request), or the replay of what this key stored. A reservation waits
+        on the unique index for a concurrent request with the same key, then finds its record."""
+        names = {"api_key_id": caller.key_id, "endpoint": ep.name, "key": key}
+        for _ in range(2):
+            record_id = await idempotency.reserve(session, **names, request_hash=digest, now=self.rt.clock.now())
+            if record_id is not None:
+                return record_id
+            stored = await idempotency.stored(session, **names)
+            if stored is None:
+                continue  # forgotten between the two statements (retention): reserve it again
+            if stored.created_at >= idempotency_cutoff(self.rt):
+                return self._replay(ep, stored, digest, request_id)
+            # Past SOCIALPUB_IDEMPOTENCY_TTL the key is forgotten: this is a new request.
+            await idempotency.forget(session, stored.id)
+        raise ApiError("CONFLICT", "A concurrent request with this idempotency key did not finish; retry.",
+                       retryable=True, headers={"Retry-After": "1"}, next_action="wait_and_retry")
 
-    def _replay(self, ep: Endpoint, stored: IdempotencyRecord, digest: str, request_id: str) -> Outcome:
+    def _replay(self, ep: Endpoint, stored: Any, digest: str, request_id: str) -> Outcome:
         if stored.request_hash != digest:
             raise ApiError("IDEMPOTENCY_KEY_CONFLICT",
                            "This idempotency key was used with different input; nothing was changed.")
@@ -445,15 +443,6 @@ class Dispatcher:
             data = ep.replay(data)
         return Outcome(200, success_body(request_id, data, stored.response.get("pagination"), replayed=True),
                        {"Idempotency-Replayed": "true"}, replayed=True)
-
-    async def _replay_after_race(self, ep: Endpoint, caller: Caller, key: str, digest: str,
-                                 request_id: str) -> Outcome:
-        async with self.rt.db.session(write=False) as session:
-            stored = await self._stored(session, caller, ep, key)
-        if stored is None:
-            raise ApiError("CONFLICT", "A concurrent request with this idempotency key did not finish; retry.",
-                           retryable=True, headers={"Retry-After": "1"}, next_action="wait_and_retry")
-        return self._replay(ep, stored, digest, request_id)
 
     def _check_response(self, ep: Endpoint, data: Any, pagination: Any, request_id: str) -> None:
         validator = self._validators.get(ep.name)

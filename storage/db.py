@@ -9,6 +9,10 @@ SQLite's own busy handler makes a blocked writer sleep and retry with back-offs 
 concurrency a writer that arrives late can win while one that has waited long sleeps, and draft creation at
 16 connections had a p99 of seconds (docs/operations.md, "Write latency"). Between processes (`serve` beside a
 separate `socialpub worker`) the busy timeout still arbitrates. PostgreSQL needs and gets neither.
+
+SQLite statements, reads and writes, run on the event loop's thread (storage/sqlite_inline.py); a writer that
+meets another process's write lock waits for it on a worker thread, and a write transaction commits (writes to
+disk) there, so the loop never waits for a lock or the disk.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import json
 import sqlite3
 import weakref
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -25,8 +29,9 @@ import anyio.lowlevel
 import orjson
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.util import await_only
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from storage import sqlite_inline
@@ -55,10 +60,12 @@ def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
     options: dict = {} if not database or database == ":memory:" else {
         "pool_size": 4 if immediate else SQLITE_READ_POOL, "max_overflow": SQLITE_READ_POOL}
     connect_args = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
-    if not immediate:  # reads run on the loop's thread (storage/sqlite_inline.py); writes keep aiosqlite's thread
-        dialect = create_async_engine(url).dialect
-        args, kwargs = dialect.create_connect_args(make_url(url))
-        options["async_creator"] = sqlite_inline.connector(tuple(args), {**kwargs, **connect_args})
+    # Both engines run on the loop's thread (storage/sqlite_inline.py); a write connection has no busy timeout
+    # there and waits for another process's writer on a worker thread instead.
+    dialect = create_async_engine(url).dialect
+    args, kwargs = dialect.create_connect_args(make_url(url))
+    options["async_creator"] = sqlite_inline.connector(tuple(args), {**kwargs, **connect_args},
+                                                       busy_timeout_ms=SQLITE_BUSY_TIMEOUT_MS if immediate else None)
     engine = create_async_engine(url, connect_args=connect_args, json_deserializer=json_loads, **options)
 
     @event.listens_for(engine.sync_engine, "connect")
@@ -67,18 +74,27 @@ def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute(f"PRAGMA busy_timeout={0 if immediate else SQLITE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn) -> None:
         if immediate:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            _begin_immediate(conn)
         else:  # straight to the loop-thread connection: a statement through SQLAlchemy costs more than the BEGIN
             conn.connection.driver_connection.begin()
 
     return engine
+
+
+def _begin_immediate(conn) -> None:
+    """BEGIN IMMEDIATE straight on the loop-thread connection (a statement through SQLAlchemy's execution machinery
+    costs a tenth of a small write transaction); waiting for another process's writer happens off the loop."""
+    try:
+        await_only(conn.connection.driver_connection.begin_immediate())
+    except sqlite3.Error as exc:  # as SQLAlchemy would have raised it (OperationalError: "database is locked")
+        raise DBAPIError.instance("BEGIN IMMEDIATE", None, exc, sqlite3.Error) from exc
 
 
 class DatabaseUnusable(RuntimeError):
@@ -133,20 +149,11 @@ class Database:
         transaction first waits for this process's writer turn and holds it until the connection is back in
         the pool, so keep write blocks short: a network call goes inside `outside_transaction`."""
         engine = self.write_engine if write else self.read_engine
-        async with AsyncExitStack() as stack:
-            if write and self.is_sqlite:
-                turn = _WriterTurn(self._writer_lock())
-                await turn.take()
-                stack.push_async_callback(turn.give_up)
-            else:
-                turn = None
+        turn = _WriterTurn(self._writer_lock()) if write and self.is_sqlite else None
+        if turn is not None:
+            await turn.take()
+        try:
             session = AsyncSession(engine, expire_on_commit=False)
-            if write or not self.is_sqlite:
-                session = await stack.enter_async_context(session)
-            else:
-                # A SQLite read closes on the loop's thread without suspending (storage/sqlite_inline.py), so no
-                # cancellation can cut it short: it needs no task of its own to shield it (one per request).
-                stack.push_async_callback(session.close)
             session.info["writer_turn"] = turn
             try:
                 yield session
@@ -157,6 +164,16 @@ class Database:
             except BaseException:
                 await session.rollback()
                 raise
+            finally:
+                if self.is_sqlite:
+                    # Nothing in a SQLite close waits (storage/sqlite_inline.py), so a cancellation cannot cut it
+                    # short: no task of its own, which AsyncSession's __aexit__ makes for every session.
+                    await session.close()
+                else:
+                    await session.__aexit__(None, None, None)
+        finally:
+            if turn is not None:
+                await turn.give_up()
 
     @staticmethod
     @asynccontextmanager
@@ -192,10 +209,13 @@ class _WriterTurn:
         self.held = False
 
     async def take(self) -> None:
-        with anyio.move_on_after(WRITER_TURN_TIMEOUT_S) as waited:
-            await self.lock.acquire()
-        if waited.cancelled_caught:
-            raise OperationalError("BEGIN IMMEDIATE", None, sqlite3.OperationalError("database is locked"))
+        try:
+            self.lock.acquire_nowait()  # free and nobody waiting: no timeout scope, no trip through the loop
+        except anyio.WouldBlock:
+            with anyio.move_on_after(WRITER_TURN_TIMEOUT_S) as waited:
+                await self.lock.acquire()
+            if waited.cancelled_caught:
+                raise OperationalError("BEGIN IMMEDIATE", None, sqlite3.OperationalError("database is locked")) from None
         self.held = True
 
     async def give_up(self) -> None:

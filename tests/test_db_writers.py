@@ -1,7 +1,11 @@
 """Write transactions of storage/db.py: on SQLite the writers of one process take turns, first come first served,
-with a bounded wait that ends like a busy timeout (503 over the API); PostgreSQL writers do not take turns."""
+with a bounded wait that ends like a busy timeout (503 over the API); PostgreSQL writers do not take turns. SQLite
+writes run on the event loop's thread, and a writer blocked by another process waits on a worker thread, so the
+loop keeps serving meanwhile."""
 
 from __future__ import annotations
+
+import sqlite3
 
 import anyio
 import pytest
@@ -10,6 +14,7 @@ from sqlalchemy.exc import OperationalError
 from sqlmodel import select
 
 from storage import db as storage_db
+from storage.db import Database
 from storage.tables.accounts import Workspace
 from tests.support import Env
 
@@ -92,6 +97,59 @@ async def test_sqlite_write_session_inside_a_write_session_fails_at_once(sqlite_
                 assert (await r.exec(select(Workspace.id))).all() == [ws.id]
     async with env.db.session(write=False) as s:
         assert (await s.get(Workspace, ws.id)).name == "outer"
+
+
+def other_process_writer(env: Env) -> sqlite3.Connection:
+    """What another process (a separate worker, the CLI) does to the file: a connection of its own holding SQLite's
+    write lock."""
+    other = sqlite3.connect(env.db.write_engine.url.database, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("UPDATE workspaces SET name = 'other process'")
+    return other
+
+
+async def test_sqlite_writer_blocked_by_another_process_waits_off_the_loop(sqlite_env: Env) -> None:
+    env = sqlite_env
+    ws = await env.workspace()
+    other = other_process_writer(env)
+    done = anyio.Event()
+
+    async def write() -> None:
+        await rename(env, ws.id, "after the other process")
+        done.set()
+
+    with anyio.fail_after(60):  # a guard against a deadlock, not a timing assertion
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(write)
+            await anyio.sleep(0.2)  # the writer met the other process's lock and waits for it
+            assert not done.is_set()
+            async with env.db.session(write=False) as s:  # the loop still serves: a read goes through
+                assert (await s.get(Workspace, ws.id)).name == ws.name
+            other.commit()
+        other.close()
+    async with env.db.session(write=False) as s:
+        assert (await s.get(Workspace, ws.id)).name == "after the other process"
+
+
+async def test_sqlite_writer_blocked_by_another_process_times_out_like_the_busy_timeout(
+        sqlite_env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = sqlite_env
+    ws = await env.workspace()
+    monkeypatch.setattr(storage_db, "SQLITE_BUSY_TIMEOUT_MS", 100)  # read when the engine is made
+    db = Database(str(env.db.write_engine.url))
+    other = other_process_writer(env)
+    try:
+        with anyio.fail_after(60), pytest.raises(OperationalError, match="database is locked"):
+            async with db.session(write=True) as s:
+                (await s.get(Workspace, ws.id)).name = "never stored"
+        other.rollback()
+        async with db.session(write=True) as s:  # the connection is usable again once the lock is free
+            (await s.get(Workspace, ws.id)).name = "stored"
+    finally:
+        other.close()
+        await db.dispose()
+    async with env.db.session(write=False) as s:
+        assert (await s.get(Workspace, ws.id)).name == "stored"
 
 
 @pytest.mark.postgres
