@@ -30,7 +30,7 @@ from schemas.platform_settings import (
 )
 from schemas.platforms import MAIN_SETTINGS_KEYS, PLATFORM_KEYS, PLATFORMS, SETTINGS_KEYS
 from schemas.requests import PathParam, QueryParam, RequestModel
-from schemas.validators import canonical_ids, single_line, unique_items
+from schemas.validators import SINGLE_LINE_PATTERN, canonical_ids, single_line, unique_items
 
 NAME_MAX = 500
 LABEL_IDS_MAX = 50  # the Limits table's "label_ids (older) max 50"; applied to both shapes
@@ -68,6 +68,22 @@ def id_set(max_items: int, description: str) -> Any:
     return Annotated[list[Id], Field(max_length=max_items, description=description), AfterValidator(canonical_ids)]
 
 
+class _StatesPattern:
+    """Schema-only metadata: adds a `pattern` to the field's JSON schema, leaving validation to the validators (whose
+    issue codes, e.g. INVALID_CHARACTER, a pattern check would replace)."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict[str, Any]:
+        schema = handler(core_schema)
+        schema["pattern"] = self.pattern
+        return schema
+
+
+_SINGLE_LINE_SCHEMA = _StatesPattern(SINGLE_LINE_PATTERN)
+
+
 def trimmed(limit: int, description: str) -> Any:
     """A name that is stored trimmed and must be 1..limit characters after trimming."""
 
@@ -82,7 +98,9 @@ def trimmed(limit: int, description: str) -> Any:
                                       {"max_length": limit, "issue_code": "TOO_LONG"})
         return value  # the handler stores the trimmed text; the request hash covers what was sent
 
-    return Annotated[str, AfterValidator(check), Field(description=f"{description} Trimmed; 1 to {limit} characters.")]
+    return Annotated[str, AfterValidator(check), _SINGLE_LINE_SCHEMA,
+                     Field(description=f"{description} Trimmed; 1 to {limit} characters.")]
+
 
 
 def _hashtag(value: str) -> str:

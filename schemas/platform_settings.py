@@ -25,7 +25,9 @@ def post_types(platform: str) -> Any:
 
 
 AltText = Annotated[dict[Id, Annotated[str, Field(max_length=2000)]],
-                    Field(max_length=24, description="Alt text keyed by a media ID of the same media_ids.")]
+                    # only media-ID keys: the schema says so, as the server refuses any other key
+                    Field(max_length=24, description="Alt text keyed by a media ID of the same media_ids.",
+                          json_schema_extra={"additionalProperties": False})]
 Tags = Annotated[list[Annotated[str, Field(min_length=1, max_length=100)]], Field(max_length=50),
                  AfterValidator(unique_items)]
 Url = Annotated[str, Field(min_length=1, max_length=2000, pattern=r"^https?://\S+$")]

@@ -35,6 +35,9 @@ def canonical_ids(values: list[str]) -> list[str]:
 # tab, line feed and carriage return; a single-line value (a name) refuses those too (`single_line`).
 
 _TEXT_ALLOWED_CONTROLS = frozenset("\t\n\r")
+# The single-line rule as a JSON Schema pattern, so documents state what `single_line` refuses (lone surrogates
+# aside, which no pattern can name); request models carry it only in their schema, never as a validator.
+SINGLE_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
 
 
 def bad_character(value: str, *, single_line: bool = False) -> tuple[int, str] | None:

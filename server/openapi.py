@@ -39,7 +39,8 @@ EVERY_ROUTE = (400, 414, 429, 431, 500, 503)
 # Statuses a handler raises, found by the error codes its area's source names (see `_area_statuses`).
 HANDLER_STATUSES = (404, 409, 410, 422)
 # Every request string is valid Unicode without control characters (schemas/validators.py: check_text); tab,
-# line feed and carriage return are allowed in text (a name refuses them too, which the document cannot tell).
+# line feed and carriage return are allowed in text; a name refuses them too, and its schema carries
+# schemas.validators.SINGLE_LINE_PATTERN beside this one.
 TEXT_PATTERN = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"
 _QUOTED_RE = re.compile(r'"([A-Z][A-Z_]+)"')
 _IMPORT_RE = re.compile(r"^\s*from (tools(?:\.\w+)+) import", re.M)

@@ -10,6 +10,7 @@ import pytest
 from openapi_spec_validator import validate
 
 from schemas.errors import CODES
+from schemas.validators import SINGLE_LINE_PATTERN
 from server.openapi import TEXT_PATTERN, path_key
 from tests.conftest import World
 from tools import catalogue
@@ -81,9 +82,16 @@ async def test_every_error_status_has_the_envelope_narrowed_to_its_codes(sqlite_
 async def test_request_strings_carry_the_text_rule(sqlite_env) -> None:
     doc = await _doc(sqlite_env)
     body = doc["paths"]["/v1/brands/{brand_id}/labels"]["post"]["requestBody"]["content"]["application/json"]
-    assert body["schema"]["properties"]["name"]["pattern"] == TEXT_PATTERN
+    name = body["schema"]["properties"]["name"]
+    # A name is one line (schemas.validators.single_line): its own pattern, with the text rule beside it.
+    assert name["pattern"] == SINGLE_LINE_PATTERN and {"pattern": TEXT_PATTERN} in name["allOf"]
     rule = re.compile(TEXT_PATTERN)
     assert rule.match("two\nlines\tand tab") and not rule.match("bell\x07") and not rule.match("c1\x85")
+    one_line = re.compile(SINGLE_LINE_PATTERN)
+    assert one_line.match("Launch week") and not any(one_line.match(f"a{c}b") for c in "\r\n\t\x07\x85")
+    # Alt text is keyed by media IDs only, and the document says so (the fuzzer sent other keys).
+    alt = doc["components"]["schemas"]["TumblrSettings"]["properties"]["alt_text"]
+    assert alt["additionalProperties"] is False and list(alt["patternProperties"]) == [r"^[a-z]{2,5}_[0-9A-HJKMNP-TV-Z]{26}$"]
 
 
 async def test_what_the_document_describes_is_accepted(world: World) -> None:

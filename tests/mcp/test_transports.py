@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import anyio
 import httpx
@@ -121,6 +122,11 @@ async def test_stdio_stdout_carries_only_protocol(sqlite_env, tmp_path) -> None:
             line = await anyio.to_thread.run_sync(proc.stdout.readline)
             assert line, "server closed stdout early"
             replies.append(json.loads(line))  # every stdout line is a JSON-RPC message
+        # The in-process worker starts WORKER_START_DELAY after the session (server/mcp_server/run.py): keep the
+        # session open until it says so, then close stdin.
+        deadline = time.monotonic() + 30
+        while "worker" not in (tmp_path / "stderr.log").read_text() and time.monotonic() < deadline:
+            await anyio.sleep(0.1)
         rest, _ = proc.communicate(timeout=30)  # closes stdin: the server ends cleanly
     finally:
         if proc.poll() is None:
