@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,25 @@ MALFORMED_OPTIONS = [
 ]
 
 
+LEDGER_BUSY_TIMEOUT_S = 30
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch the ledger to WAL. While another process holds a lock on a ledger not yet in WAL (two workers opening a
+    new home at once), SQLite answers the switch "database is locked" at once, without its busy handler: wait for
+    that process here, as the busy timeout would for any other statement."""
+    deadline = time.monotonic() + LEDGER_BUSY_TIMEOUT_S
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 class SandboxLedger:
     """Posts the sandbox has published: (integration_id, token) -> post, and how many publish calls hit it."""
 
@@ -67,8 +87,9 @@ class SandboxLedger:
         assert self.path is not None
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
+            conn = sqlite3.connect(self.path, timeout=LEDGER_BUSY_TIMEOUT_S, isolation_level=None,
+                                   check_same_thread=False)
+            _use_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process; no fsync per post
             conn.execute("CREATE TABLE IF NOT EXISTS posts (integration_id TEXT NOT NULL, token TEXT NOT NULL, "
                          "publish_id TEXT NOT NULL, permalink_url TEXT, publishes INTEGER NOT NULL, "
