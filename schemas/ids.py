@@ -21,12 +21,21 @@ _ID_RE = re.compile(ID_PATTERN)
 Id = Annotated[str, StringConstraints(pattern=ID_PATTERN, max_length=32)]
 
 
+# Two base32 digits per lookup (every REST call makes a request ID): 1,024 pairs, built once.
+_PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]
+_SHIFTS = {length: tuple(range(5 * (length - 2), -1, -10)) for length in (10, 16)}
+
+
 def _encode(value: int, length: int) -> str:
-    chars = []
-    for _ in range(length):
-        value, rem = divmod(value, 32)
-        chars.append(_ALPHABET[rem])
-    return "".join(reversed(chars))
+    """`value` as `length` Crockford base32 digits, most significant first (higher bits are dropped)."""
+    shifts = _SHIFTS.get(length)
+    if shifts is None:
+        chars = []
+        for _ in range(length):
+            value, rem = divmod(value, 32)
+            chars.append(_ALPHABET[rem])
+        return "".join(reversed(chars))
+    return "".join([_PAIRS[(value >> shift) & 1023] for shift in shifts])
 
 
 def new_id(prefix: str, ms: int | None = None) -> str:

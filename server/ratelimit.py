@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from limits import RateLimitItemPerSecond
-from limits.aio.storage import MemoryStorage, Storage
+from limits.aio.storage import Storage
 from limits.aio.strategies import FixedWindowRateLimiter
 from limits.storage import storage_from_string
 from sqlalchemy import case, delete, select
@@ -70,6 +70,66 @@ class RateLimiter:
     def _prune(self, now: float) -> None:
         full_after = self.capacity / self.rate if self.rate else 0
         self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < full_after}
+
+
+class MemoryCounters(Storage):
+    """`limits` fixed-window counters in this process, without `limits.aio`'s MemoryStorage cost: that storage
+    starts an asyncio task on every hit to sweep expired keys (and keeps a lock per key), a per-request constant
+    of every REST call. Here a counter restarts when its window has passed (the same fixed windows: a window
+    opens at its key's first hit) and expired keys are swept whenever the table has doubled since the last
+    sweep, so memory stays bounded by the live keys. `bump` is the synchronous hit `SharedLimiter` uses."""
+
+    STORAGE_SCHEME = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._counters: dict[str, list[float]] = {}  # key -> [count, expires at (time.time())]
+        self._sweep_at = 1024
+
+    @property
+    def base_exceptions(self) -> type[Exception] | tuple[type[Exception], ...]:
+        return ValueError
+
+    def bump(self, key: str, expiry: float, amount: int = 1) -> int:
+        now = time.time()
+        entry = self._counters.get(key)
+        if entry is None or entry[1] <= now:
+            if entry is None and len(self._counters) >= self._sweep_at:
+                self._sweep(now)
+            self._counters[key] = [amount, now + expiry]
+            return amount
+        entry[0] += amount
+        return int(entry[0])
+
+    def _sweep(self, now: float) -> None:
+        self._counters = {k: v for k, v in self._counters.items() if v[1] > now}
+        self._sweep_at = max(1024, 2 * len(self._counters))
+
+    def _live(self, key: str) -> list[float] | None:
+        entry = self._counters.get(key)
+        return entry if entry is not None and entry[1] > time.time() else None
+
+    async def incr(self, key: str, expiry: float, amount: int = 1) -> int:
+        return self.bump(key, expiry, amount)
+
+    async def get(self, key: str) -> int:
+        entry = self._live(key)
+        return int(entry[0]) if entry else 0
+
+    async def get_expiry(self, key: str) -> float:
+        entry = self._live(key)
+        return entry[1] if entry else time.time()
+
+    async def check(self) -> bool:
+        return True
+
+    async def reset(self) -> int | None:
+        count = len(self._counters)
+        self._counters.clear()
+        return count
+
+    async def clear(self, key: str) -> None:
+        self._counters.pop(key, None)
 
 
 class DatabaseStorage(Storage):
@@ -146,7 +206,7 @@ class RateLimitConfigError(ValueError):
 def storage_for(spec: str, db: Database) -> Storage:
     spec = (spec or "memory").strip()
     if spec == "memory":
-        return MemoryStorage()
+        return MemoryCounters()
     if spec == "database":
         if db.is_sqlite:
             raise RateLimitConfigError(
@@ -169,6 +229,8 @@ class SharedLimiter:
         self.item = RateLimitItemPerSecond(requests, max(1, math.ceil(window))) if requests > 0 else None
         self.storage = storage
         self.strategy = FixedWindowRateLimiter(storage)
+        # In memory a hit is a dict update: counted without the strategy's and the storage's coroutine layers.
+        self._bump = storage.bump if isinstance(storage, MemoryCounters) else None
         self._warned = 0.0
 
     @classmethod
@@ -179,6 +241,11 @@ class SharedLimiter:
     async def check(self, bucket: str) -> float | None:
         if self.item is None:
             return None
+        if self._bump is not None:
+            key = self.item.key_for(bucket)
+            if self._bump(key, self.item.get_expiry()) <= self.item.amount:
+                return None
+            return max(0.001, await self.storage.get_expiry(key) - time.time())
         try:
             if await self.strategy.hit(self.item, bucket):
                 return None

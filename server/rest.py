@@ -183,6 +183,8 @@ class PathHandler:
     @staticmethod
     def _query(request: Request) -> tuple[dict[str, str], list[str]]:
         """The query parameters (the first of a repeated one) and the names that were repeated."""
+        if not request.scope.get("query_string"):
+            return {}, []  # most calls: no parsing, no QueryParams to build
         out: dict[str, str] = {}
         repeated: list[str] = []
         for name, value in request.query_params.multi_items():

@@ -96,3 +96,37 @@ async def test_unreachable_storage_allows_requests(sqlite_env) -> None:
                        rate_limit_storage="redis://127.0.0.1:1") as one:
         for _ in range(3):
             assert (await one.get("/v1/context", headers=env.auth(key))).status_code == 200
+
+
+async def test_memory_counters_keep_fixed_windows_and_stay_bounded(monkeypatch) -> None:
+    """The in-process storage (no task per hit): a window opens at a key's first hit, refuses past the budget
+    until it has passed, then starts again; expired keys are swept once the table has doubled."""
+    import server.ratelimit as ratelimit
+
+    clock = [1000.0]
+    monkeypatch.setattr(ratelimit.time, "time", lambda: clock[0])
+    storage = ratelimit.MemoryCounters()
+    limiter = ratelimit.SharedLimiter(3, 10, storage)
+    assert [await limiter.check("key:a") for _ in range(3)] == [None, None, None]
+    clock[0] += 4
+    assert await limiter.check("key:a") == pytest.approx(6)  # wait until the window opened at 1000 ends
+    assert await limiter.check("key:b") is None  # another bucket, its own window
+    key = limiter.item.key_for("key:a")
+    assert (await storage.get(key), await storage.get_expiry(key)) == (4, 1010.0)
+    clock[0] += 6
+    assert await storage.get(key) == 0
+    assert await limiter.check("key:a") is None  # a new window
+    assert await storage.get_expiry(key) == 1020.0
+    for n in range(3000):
+        storage.bump(f"k{n}", 1)
+    clock[0] += 2
+    storage.bump("fresh", 1)
+    assert len(storage._counters) == 3000 + 1 + 2  # all still live or not yet swept
+    for n in range(2000):
+        storage.bump(f"late{n}", 1)
+    assert "k0" not in storage._counters and "fresh" in storage._counters
+    assert len(storage._counters) < 3000  # the expired keys went in that sweep
+    await storage.clear("fresh")
+    assert await storage.get("fresh") == 0
+    live = len(storage._counters)
+    assert await storage.reset() == live and not storage._counters
