@@ -13,8 +13,10 @@ name not given), the session executes it as any statement, so the same rows are 
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from storage.sqlite_inline import InlineConnection
@@ -57,7 +59,10 @@ class PreparedWrite:
         for values in params:
             bound = compiled.construct_params(values)
             rows.append(tuple(binds[name](bound[name]) if name in binds else bound[name] for name in order))
-        return await driver.write(compiled.string, rows)
+        try:
+            return await driver.write(compiled.string, rows)
+        except sqlite3.Error as exc:  # as SQLAlchemy raises it: a locked database is answered with 503
+            raise DBAPIError.instance(compiled.string, rows, exc, sqlite3.Error) from exc
 
 
 def _write_driver(session: Any) -> tuple[Any, Any]:
