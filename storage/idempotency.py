@@ -4,8 +4,9 @@ A key is reserved by inserting its record before the handler runs (so a concurre
 waits on the unique index, then finds the record and replays it) and settled in the same transaction with the
 response. The insert is `ON CONFLICT DO NOTHING` on (API key, endpoint, key): a new key costs one statement
 instead of a lookup and an insert, and a key already stored answers "not reserved" rather than an
-IntegrityError that would end the transaction. Plain Core statements built once, no ORM objects: this runs on
-every idempotent write (docs/operations.md, "Write latency").
+IntegrityError that would end the transaction. Plain Core statements built once, no ORM objects (on SQLite the
+writes run compiled once, storage/prepared_write.py): this runs on every idempotent write (docs/operations.md,
+"Write latency").
 """
 
 from __future__ import annotations
@@ -18,20 +19,21 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
+from storage.prepared_write import PreparedWrite
 from storage.tables.idempotency import IdempotencyRecord
 
 _TABLE = IdempotencyRecord.__table__  # type: ignore[attr-defined]
 _UNIQUE = ["api_key_id", "endpoint", "key"]  # uq_idempotency_key
 _RESERVE = {
-    "sqlite": sqlite.insert(_TABLE).on_conflict_do_nothing(index_elements=_UNIQUE),
-    "postgresql": postgresql.insert(_TABLE).on_conflict_do_nothing(index_elements=_UNIQUE),
+    "sqlite": PreparedWrite(sqlite.insert(_TABLE).on_conflict_do_nothing(index_elements=_UNIQUE)),
+    "postgresql": PreparedWrite(postgresql.insert(_TABLE).on_conflict_do_nothing(index_elements=_UNIQUE)),
 }
 _STORED = select(_TABLE.c.id, _TABLE.c.request_hash, _TABLE.c.status_code, _TABLE.c.response,
                  _TABLE.c.created_at).where(_TABLE.c.api_key_id == bindparam("api_key_id"),
                                             _TABLE.c.endpoint == bindparam("endpoint"),
                                             _TABLE.c.key == bindparam("key"))
-_SETTLE = update(_TABLE).where(_TABLE.c.id == bindparam("record_id")).values(
-    status_code=bindparam("status_code"), response=bindparam("response"))
+_SETTLE = PreparedWrite(update(_TABLE).where(_TABLE.c.id == bindparam("record_id")).values(
+    status_code=bindparam("status_code"), response=bindparam("response")))
 _FORGET = delete(_TABLE).where(_TABLE.c.id == bindparam("record_id"))
 
 
@@ -39,10 +41,10 @@ async def reserve(session: AsyncSession, *, api_key_id: str, endpoint: str, key:
                   now: datetime) -> str | None:
     """The new record's ID, or None when this key is already stored (read it with `stored`)."""
     record_id = new_id("idm")
-    result = await session.exec(_RESERVE[session.bind.dialect.name], params={  # type: ignore[union-attr]
+    written = await _RESERVE[session.bind.dialect.name].run(session, {  # type: ignore[union-attr]
         "id": record_id, "api_key_id": api_key_id, "endpoint": endpoint, "key": key, "request_hash": request_hash,
         "status_code": 200, "response": None, "created_at": now})
-    return record_id if result.rowcount == 1 else None  # type: ignore[attr-defined]
+    return record_id if written == 1 else None
 
 
 async def stored(session: AsyncSession, *, api_key_id: str, endpoint: str, key: str) -> Row[Any] | None:
@@ -52,7 +54,7 @@ async def stored(session: AsyncSession, *, api_key_id: str, endpoint: str, key: 
 
 
 async def settle(session: AsyncSession, record_id: str, status_code: int, response: dict[str, Any]) -> None:
-    await session.exec(_SETTLE, params={"record_id": record_id, "status_code": status_code, "response": response})
+    await _SETTLE.run(session, {"record_id": record_id, "status_code": status_code, "response": response})
 
 
 async def forget(session: AsyncSession, record_id: str) -> None:

@@ -138,6 +138,19 @@ class InlineConnection:
         """Rows of a read, straight from sqlite3 (storage/prepared.py)."""
         return self._conn.execute(sql, parameters).fetchall()
 
+    async def write(self, sql: str, rows: list[tuple[Any, ...]]) -> int:
+        """A write statement with each row of parameters, straight on sqlite3 (storage/prepared_write.py); the
+        number of rows written. SQLITE_BUSY is handled as for any statement of this connection."""
+        cursor = InlineCursor(self._conn.cursor(), self)
+        try:
+            if len(rows) == 1:
+                await cursor.execute(sql, rows[0])
+            else:
+                await cursor.executemany(sql, rows)
+            return cursor.rowcount
+        finally:
+            cursor._cursor.close()
+
     def begin(self) -> None:
         """A deferred read transaction (storage/db.py issues it from SQLAlchemy's `begin` event)."""
         self._conn.execute("BEGIN")
