@@ -8,13 +8,13 @@ The key's scopes follow the user's role (`ROLE_SCOPES`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import delete
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -25,6 +25,9 @@ from storage.tables.accounts import ApiKey, User, Workspace
 from storage.tables.console import ConsoleLogin, ConsoleSession
 from tools.operator import actions as operator
 from tools.services.auth import Caller
+
+if TYPE_CHECKING:
+    from argon2 import PasswordHasher
 
 SESSION_LIFETIME = timedelta(hours=12)
 MIN_PASSWORD = 10
@@ -38,8 +41,21 @@ ROLE_SCOPES: dict[str, tuple[str, ...]] = {
     "super_admin": ALL_SCOPES,
 }
 
-_hasher = PasswordHasher()  # argon2id with the library's current recommended parameters
-_DUMMY_HASH = _hasher.hash(secrets.token_hex(16))  # verified when the email is unknown, so timing does not tell
+# Verified when the email is unknown, so timing does not tell (the result is refused whatever it is): a hash of a
+# discarded random secret, written here rather than hashed at import, which cost every `socialpub` command
+# importing this module 0.15-0.2 s of CPU (docs/operations.md, "Start-up").
+DUMMY_HASH = "$argon2id$v=19$m=65536,t=3,p=4$pcMeIjlAkF9LJnqbYANV3g$+tq+t3WdmD2meGrg3W92Muw6tk41Oz8ZEg9Hk5eZJxQ"
+
+
+@functools.cache
+def _argon2() -> tuple[PasswordHasher, str]:
+    """The hasher (argon2id with the library's current recommended parameters) and the dummy hash, hashed afresh
+    only if those parameters have changed so that verifying it still costs what a real verify does. argon2 is
+    imported here, by the commands that hash or verify a password."""
+    from argon2 import PasswordHasher
+
+    hasher = PasswordHasher()
+    return hasher, hasher.hash(secrets.token_hex(32)) if hasher.check_needs_rehash(DUMMY_HASH) else DUMMY_HASH
 
 
 @dataclass(frozen=True)
@@ -80,7 +96,7 @@ async def create_user(session: AsyncSession, now: datetime, workspace: Workspace
     await session.flush()
     key, _secret = await operator.create_key(session, now, workspace, f"Console: {email}", ROLE_SCOPES[role],
                                              role=role, user_id=user.id)
-    login = ConsoleLogin(user_id=user.id, email=email, password_hash=_hasher.hash(password), key_id=key.id,
+    login = ConsoleLogin(user_id=user.id, email=email, password_hash=_argon2()[0].hash(password), key_id=key.id,
                          created_at=now, updated_at=now)
     session.add(login)
     await session.flush()
@@ -98,7 +114,7 @@ async def set_password(session: AsyncSession, now: datetime, email: str, passwor
     login = (await session.exec(select(ConsoleLogin).where(ConsoleLogin.email == normalise_email(email)))).first()
     if login is None:
         raise operator.OperatorError(f"no console user {normalise_email(email)}")
-    login.password_hash = _hasher.hash(password)
+    login.password_hash = _argon2()[0].hash(password)
     login.updated_at = now
     session.add(login)
     await session.exec(delete(ConsoleSession).where(ConsoleSession.user_id == login.user_id))
@@ -116,8 +132,11 @@ async def verify_login(session: AsyncSession, email: str, password: str) -> Cons
     if len(password) > MAX_PASSWORD or len(email) > 320:
         return None
     login = (await session.exec(select(ConsoleLogin).where(ConsoleLogin.email == normalise_email(email)))).first()
+    from argon2.exceptions import InvalidHashError, VerificationError
+
+    hasher, dummy = _argon2()
     try:
-        _hasher.verify(login.password_hash if login else _DUMMY_HASH, password)
+        hasher.verify(login.password_hash if login else dummy, password)
     except (VerificationError, InvalidHashError):
         return None
     return login
