@@ -97,6 +97,42 @@ def test_lazy_parsers_equal_the_full_tree() -> None:
         assert len(_tree(sub.choices[name])) > 3, f"{name}: no module declared arguments or actions"
 
 
+# -- an ordinary command: the database layer and its own modules, nothing else ------------------------------
+
+# A command reading the database (as the suite's and the docs' CLI processes do) needs SQLAlchemy, the tables and
+# its command module; not the areas, the web or MCP stack, a provider adapter, a media or network library, the
+# migration machinery on a current database, or argon2 (hashed only for a password: `server.console.identity`).
+NOT_FOR_A_COMMAND = ("tools.areas", "server.worker", "server.rest", "server.console.oauth", "server.mcp_server",
+                     "starlette", "uvicorn", "mcp", "mcp_types", "alembic", "httpx", "jsonschema", "av", "PIL",
+                     "authlib", "boto3", "botocore", "libipld", "argon2", "providers.bluesky", "providers.x")
+
+
+def test_an_ordinary_command_imports_only_what_it_runs(tmp_path) -> None:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SOCIALPUB_")}, "SOCIALPUB_HOME": str(tmp_path)}
+    subprocess.run([sys.executable, "-m", "server.cli", "init", "--demo"], cwd=ROOT, env=env, check=True,
+                   capture_output=True, timeout=120)
+    run = subprocess.run([sys.executable, "-c", PROBE, json.dumps(["workspaces", "list"])], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    loaded = set(json.loads(run.stderr.strip().splitlines()[-1]))
+    # The probe sees imports: the command ran (it listed the demo workspace) and loaded the database layer.
+    assert "Demo workspace" in run.stdout
+    assert {"server.commands.core", "storage.tables", "sqlalchemy"} <= loaded
+    assert sorted(m for m in loaded if m in NOT_FOR_A_COMMAND or m.split(".")[0] in NOT_FOR_A_COMMAND) == []
+
+
+def test_the_dummy_password_hash_has_the_current_parameters() -> None:
+    """Sign-in verifies `identity.DUMMY_HASH` for an unknown email so timing does not tell; written as a constant
+    (hashing at import cost every command 0.15-0.2 s), it must use the parameters real hashes use, or the code
+    hashes a fresh one on first use. Regenerate it with `PasswordHasher().hash(secrets.token_hex(32))`."""
+    from argon2 import PasswordHasher
+
+    from server.console import identity
+
+    assert not PasswordHasher().check_needs_rehash(identity.DUMMY_HASH)
+    assert identity._argon2()[1] == identity.DUMMY_HASH
+
+
 # -- the stdio MCP server: tools/list without the catalogue's areas ------------------------------------------
 
 # Serving the first tools/list needs the MCP SDK, the database layer and the key's authority, nothing of the
