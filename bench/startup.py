@@ -1,5 +1,5 @@
-"""Start-up: wall time of `socialpub --help`, of a command reading the database (`socialpub workspaces list`, as
-the test suite's CLI subprocesses do), and of `socialpub mcp --transport stdio` from spawn to its first
+"""Start-up: wall time of `socialpub --help`, of ordinary commands as the test suite's and the docs' CLI
+processes run them (`socialpub workspaces list`, `keys create`, `init` on a current database), and of `socialpub mcp --transport stdio` from spawn to its first
 `tools/list` answer, each against floors measured in the same run: `python -c pass` (the interpreter) and, for
 stdio, a bare `mcp.server.Server` with one tool answering the same three messages (the SDK and the transport).
 
@@ -114,6 +114,9 @@ def main() -> None:
         floor = median(lambda: timed_run([py, "-c", "pass"], base), args.runs)
         helped = median(lambda: timed_run([py, "-m", "server.cli", "--help"], env), args.runs)
         listed = median(lambda: timed_run([py, "-m", "server.cli", "workspaces", "list"], env), args.runs)
+        keyed = median(lambda: timed_run([py, "-m", "server.cli", "keys", "create", "--name", "bench", "--scopes",
+                                          "posts:read"], env), args.runs)
+        inited = median(lambda: timed_run([py, "-m", "server.cli", "init"], env), args.runs)
         empty = median(lambda: first_tools_list([py, "-c", EMPTY_SERVER], base), args.runs)
         stdio = median(lambda: first_tools_list([py, "-m", "server.cli", "--log-level", "WARNING", "mcp",
                                                  "--transport", "stdio", "--no-worker"], env), args.runs)
@@ -124,6 +127,8 @@ def main() -> None:
     row("floor: python -c pass", floor)
     row("socialpub --help", helped, floor, "; goal <= 300 ms")
     row("socialpub workspaces list", listed, floor)
+    row("socialpub keys create", keyed, floor)
+    row("socialpub init (database current)", inited, floor)
     row("floor: bare MCP server to first tools/list", empty)
     row("socialpub mcp stdio to first tools/list", stdio, empty, "; goal <= 1000 ms")
     print(f"startup: --help {helped[0]:.2f} s wall, {helped[1]:.2f} s cpu ({helped[0] / floor[0]:.1f}x python -c pass); "
