@@ -172,7 +172,7 @@ async def _driver_of(session: AsyncSession) -> tuple[Any, Any]:
     commit or rollback) finds its own."""
     transaction = session.sync_session.get_transaction()
     found = session.info.get(_DRIVER)
-    if found is not None and found[0] is transaction and transaction.is_active:
+    if found is not None and transaction is not None and found[0] is transaction and transaction.is_active:
         return found[1]
     driver = await session.run_sync(_driver)
     session.info[_DRIVER] = (session.sync_session.get_transaction(), driver)
