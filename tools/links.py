@@ -15,6 +15,7 @@ def link(endpoint_name: str, *, extra_scopes: tuple[str, ...] = (), query: str =
     if ep.method != "GET":
         out["method"] = ep.method
     scopes = list(ep.scopes)
-    scopes.extend(s for s in extra_scopes if s not in scopes)
+    if extra_scopes:  # rare; a list page builds 20 links without
+        scopes.extend(s for s in extra_scopes if s not in scopes)
     out["required_scopes"] = scopes
     return out

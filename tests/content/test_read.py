@@ -162,3 +162,24 @@ async def test_older_create_variant(content: Content) -> None:
     assert resp.status_code == 400 and resp.json()["error"]["code"] == "INVALID_HEADER"
     resp = await c.create({**body, "label_ids": [f"lbl_01J{n:023d}" for n in range(51)]}, variant="older")
     assert resp.status_code == 400 and resp.json()["error"]["issues"][0]["code"] == "TOO_MANY_ITEMS"
+
+
+async def test_released_list_pages_items_with_fractional_update_times(content: Content) -> None:
+    """A cursor's position is bound as the stored time text: a time with a fraction of a second once went to
+    SQLite as `...+00:00` text, which sorts after the stored value, so a descending page repeated its cursor's
+    item (storage/prepared.py `_binds`)."""
+    env, c = content.env, content
+    ids = []
+    for k in range(5):
+        env.clock.advance(seconds=0.0125)
+        ids.append((await c.created({"name": f"item {k}", "single_copy": {"caption": f"caption {k}"}}))["id"])
+    for direction, expected in (("desc", ids[::-1]), ("asc", ids)):
+        seen, cursor = [], None
+        while True:
+            q = f"?limit=2&order_direction={direction}" + (f"&cursor={cursor}" if cursor else "")
+            page = (await env.rest.get(c.url(q), headers=c.headers())).json()["data"]
+            seen += [i["id"] for i in page["items"]]
+            if not page["has_more"]:
+                break
+            cursor = page["next_cursor"]
+        assert seen == expected, direction
