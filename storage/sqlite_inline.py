@@ -18,8 +18,12 @@ worker thread too: one handoff per write transaction.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
+import contextlib
+import queue
 import sqlite3
+import threading
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -41,6 +45,61 @@ class _InlineQueue:
             future.set_result(function())
         except Exception as exc:
             future.set_exception(exc)
+
+
+class _Committers:
+    """Threads that run write transactions' commits: one handoff per commit, at about half the CPU of
+    `anyio.to_thread.run_sync` (its capacity limiter, cancel scope and context copy cost more than the queue and
+    the wake-up themselves; docs/operations.md, "The write path: the create, third pass"). An idle thread takes
+    the next commit; when none is idle (commits of several databases at once) another one starts, so a commit
+    never waits behind another database's."""
+
+    def __init__(self) -> None:
+        self._idle: list[queue.SimpleQueue[Any]] = []
+
+    async def run(self, function: Callable[[], None]) -> None:
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        try:
+            work = self._idle.pop()
+        except IndexError:
+            work = queue.SimpleQueue()
+            threading.Thread(target=self._serve, args=(work,), name="socialpub-sqlite-commit", daemon=True).start()
+        work.put((function, loop, done))
+        try:
+            await asyncio.shield(done)
+        except asyncio.CancelledError:
+            # Not abandoned on cancellation (as anyio's run_sync): the connection is in use until SQLite answers.
+            while not done.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(done)
+            raise
+
+    def _serve(self, work: queue.SimpleQueue[Any]) -> None:
+        while True:
+            function, loop, done = work.get()
+            try:
+                function()
+            except BaseException as exc:  # delivered to the waiting task, as anyio's worker threads do
+                outcome: tuple[Any, ...] = (_settle_error, done, exc)
+            else:
+                outcome = (_settle, done)
+            self._idle.append(work)
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits for this commit any more
+                loop.call_soon_threadsafe(*outcome)
+
+
+def _settle(done: asyncio.Future[None]) -> None:
+    if not done.done():
+        done.set_result(None)
+
+
+def _settle_error(done: asyncio.Future[None], exc: BaseException) -> None:
+    if not done.done():
+        done.set_exception(exc)
+
+
+_COMMITTERS = _Committers()
 
 
 def _busy(exc: sqlite3.OperationalError) -> bool:
@@ -186,7 +245,7 @@ class InlineConnection:
         # A write transaction's commit is where SQLite writes: the WAL frames and, every ~1000 pages, a checkpoint
         # into the database file with fsyncs. On a busy disk that took up to ~100 ms (p99 44 ms on the shared test
         # machine), which must not stop the loop: one thread handoff per write transaction.
-        await anyio.to_thread.run_sync(self._commit_waiting)
+        await _COMMITTERS.run(self._commit_waiting)
 
     def _commit_waiting(self) -> None:
         try:

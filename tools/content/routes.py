@@ -59,11 +59,11 @@ _INSERT_LABELS = PreparedWrite(insert(ContentItemLabel.__table__))  # type: igno
 
 async def _insert(call: Call, req: Any) -> tuple[SimpleNamespace, Draft]:
     """The new item as a plain object with ContentItem's attributes (what `released` and `older` read)."""
-    assert call.brand is not None and call.caller is not None
+    assert call.caller is not None
     draft = Draft.from_request(req)
     check(draft)
     await check_data(call.session, call.brand_id, draft)
-    item = SimpleNamespace(id=new_id("ci"), workspace_id=call.brand.workspace_id, brand_id=call.brand_id,
+    item = SimpleNamespace(id=new_id("ci"), workspace_id=call.caller.workspace_id, brand_id=call.brand_id,
                            created_by=call.caller.user_id, name=req.name.strip(), created_at=call.now,
                            updated_at=call.now)
     draft.apply(item)  # type: ignore[arg-type]
@@ -266,7 +266,8 @@ ENDPOINTS = [
     Endpoint(
         name="create_content_item", method="POST", path=CONTENT_ITEM_PATH, toolset="content",
         handler=create_content_item, request=sc.CreateContentItemRequest, response=sc.CreatedContentItem,
-        scopes=("posts:write",), idempotency="optional", status=201, title="Create content item (draft)",
+        scopes=("posts:write",), idempotency="optional", status=201, brand_row=False,
+        title="Create content item (draft)",
         summary="Create a draft: name, copy, platform settings, intended integrations, labels and "
                 "ready media.",
         guidance="Strict body: unknown keys, unsorted or duplicate IDs are refused, never "
@@ -275,7 +276,8 @@ ENDPOINTS = [
     Endpoint(
         name="create_content_item_older", method="POST", path=CONTENT_ITEM_PATH, variant="older",
         toolset="publishing", handler=create_content_item_older, request=sc.CreateContentItemOlderRequest,
-        response=sc.OlderContentItem, scopes=("posts:write",), status=201, title="Create content item (older)",
+        response=sc.OlderContentItem, scopes=("posts:write",), status=201, brand_row=False,
+        title="Create content item (older)",
         summary="Create a draft content item in the older shape: no idempotency key, no intended integrations or "
                 "thumbnail media, and the created item itself as data.",
         guidance=f"{NO_SIDE_EFFECTS} Prefer create_content_item. REST: POST ...?variant=older.",
