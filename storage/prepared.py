@@ -165,15 +165,23 @@ def _value(params: dict[str, Any], source: tuple[Any, Any], process: Any) -> Any
     return value if process is None else process(value)
 
 
+def cached_driver(session: AsyncSession) -> tuple[Any, Any] | None:
+    """What `_driver_of` found for the session's current transaction, if it is still active; else None."""
+    transaction = session.sync_session.get_transaction()
+    found = session.info.get(_DRIVER)
+    if found is not None and transaction is not None and found[0] is transaction and transaction.is_active:
+        return found[1]
+    return None
+
+
 async def _driver_of(session: AsyncSession) -> tuple[Any, Any]:
     """`_driver`, found once per transaction: a list page runs three prepared reads in one read transaction
     (the brand check, the page, its labels), and each round trip into the session's greenlet costs more than
     a SQLite query. Kept in `session.info` beside the transaction it belongs to; a new transaction (after a
     commit or rollback) finds its own."""
-    transaction = session.sync_session.get_transaction()
-    found = session.info.get(_DRIVER)
-    if found is not None and transaction is not None and found[0] is transaction and transaction.is_active:
-        return found[1]
+    found = cached_driver(session)
+    if found is not None:
+        return found
     driver = await session.run_sync(_driver)
     session.info[_DRIVER] = (session.sync_session.get_transaction(), driver)
     return driver
