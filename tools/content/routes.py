@@ -30,6 +30,7 @@ from tools.content.rules import (
     load_item,
     older,
     released,
+    released_plain,
     set_labels,
     summary,
 )
@@ -74,16 +75,18 @@ async def _insert(call: Call, req: Any) -> tuple[SimpleNamespace, Draft]:
     return item, draft
 
 
-async def create_content_item(call: Call, req: Any) -> dict[str, Any]:
+async def create_content_item(call: Call, req: Any) -> dict[str, Any] | Reply:
     item, draft = await _insert(call, req)
     ids = list(item.intended_integration_ids)
-    return {
-        "content_item": released(item, draft.label_ids), "outcome": "created", "intended_integration_ids": ids,
-        "next_actions": [{"action": "preflight_content", "integration_ids": ids}],
+    plain = released_plain(item, draft.label_ids)  # the common draft as JSON already: no model to build and dump
+    data = {
+        "content_item": released(item, draft.label_ids) if plain is None else plain, "outcome": "created",
+        "intended_integration_ids": ids, "next_actions": [{"action": "preflight_content", "integration_ids": list(ids)}],
         "links": _drop_none({"targets": link(LIST_TARGETS, brand_id=item.brand_id),
                              "preflight": link(PREFLIGHT, brand_id=item.brand_id,
                                                         content_item_id=item.id)}),
     }
+    return data if plain is None else Reply(data=data, plain=True)
 
 
 async def create_content_item_older(call: Call, req: Any) -> Any:
