@@ -50,9 +50,8 @@ class Draft:
     def from_request(cls, req: Any, base: Draft | None = None) -> Draft:
         """The request's fields over `base` (a patch: only provided fields change; null clears)."""
         draft = Draft() if base is None else Draft(**{**base.__dict__, "settings": dict(base.settings)})
-        for name in req.model_fields_set if base is not None else type(req).model_fields:
-            if name not in sc.CreateContentItemRequest.model_fields or name in ("brand_id", "name"):
-                continue
+        names = _draft_fields(type(req))
+        for name in names if base is None else (n for n in names if n in req.model_fields_set):
             value = getattr(req, name)
             if name in SETTINGS_KEYS:
                 if value is None:
@@ -107,6 +106,20 @@ class Draft:
         if self.thumbnail_media_id:
             refs.append(("$.thumbnail_media_id", self.thumbnail_media_id, None))
         return refs
+
+
+_DRAFT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _draft_fields(request: type) -> tuple[str, ...]:
+    """The fields of a request model that make a draft (a create's fields but its brand and name), in the
+    model's order; found once per model (pydantic's `model_fields` is a property that builds a mapping)."""
+    found = _DRAFT_FIELDS.get(request)
+    if found is None:
+        create = sc.CreateContentItemRequest.model_fields
+        found = _DRAFT_FIELDS[request] = tuple(n for n in request.model_fields  # type: ignore[attr-defined]
+                                               if n in create and n not in ("brand_id", "name"))
+    return found
 
 
 def _copy_json(copy: Any) -> dict[str, Any] | None:
