@@ -109,9 +109,10 @@ SUMMARY_COLUMNS = (ContentItem.id, ContentItem.brand_id, ContentItem.name, Conte
                    ContentItem.intended_integration_ids, ContentItem.created_at, ContentItem.updated_at)
 
 
-# Built once (tools/content/rules.py `summary` reads these columns: rows, not ContentItem objects).
+# Built once (tools/content/rules.py `summary` reads these columns: rows, not ContentItem objects; the two times
+# come as the API's text, made on SQLite straight from the stored text).
 _LIST = keyset.PageQuery(select(*SUMMARY_COLUMNS).where(ContentItem.brand_id == bindparam("brand_id")),
-                         ContentItem.updated_at, ContentItem.id)
+                         ContentItem.updated_at, ContentItem.id, iso=("created_at", "updated_at"))
 
 
 async def list_content_items(call: Call, req: ListContentItemsRequest) -> Reply:

@@ -377,11 +377,12 @@ def platforms(item: ContentItem) -> list[str]:
     return [k for k in PLATFORM_KEYS if k in have]
 
 
-def summary(item: ContentItem, label_ids: list[str]) -> dict[str, Any]:
+def summary(item: Any, label_ids: list[str]) -> dict[str, Any]:
+    """A list row (tools/content/routes.py `_LIST`: its times already `iso()` text) as the public summary."""
     return {
         "id": item.id, "brand_id": item.brand_id, "name": item.name, "caption_preview": caption_preview(item),
         "copy_mode": item.copy_mode, "platforms": platforms(item), "media_ids": media_ids(item),
         "intended_integration_ids": item.intended_integration_ids, "label_ids": label_ids,
-        "created_at": iso(item.created_at), "updated_at": iso(item.updated_at),
+        "created_at": item.created_at, "updated_at": item.updated_at,
         "links": {"self": link("get_content_item", brand_id=item.brand_id, content_item_id=item.id)},
     }
