@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import bindparam, select
 from sqlalchemy.dialects import sqlite
 
-from storage.db import json_loads
 from schemas.time import iso
+from storage.db import json_loads
 from storage.prepared import Prepared, _expanded, _plan, _processor, _value
 from storage.tables.content import ContentItem, ContentItemLabel
 from tools.content.routes import _LIST
