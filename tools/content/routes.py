@@ -35,7 +35,7 @@ from tools.content.rules import (
 )
 from tools.content.usage import require_unused
 from tools.endpoint import Call, Endpoint, Reply
-from tools.links import link
+from tools.links import link, links_to
 from tools.services.accounts import account_of, provider_error
 
 # Endpoints of other areas this one links to.
@@ -128,7 +128,8 @@ async def list_content_items(call: Call, req: ListContentItemsRequest) -> Reply:
     rows, has_more = await _LIST.page(call.session, mine, desc=req.order_direction == "desc", limit=req.limit,
                                       position=position)
     labels = await label_ids_of(call.session, [r.id for r in rows])
-    return Reply(data={"items": [summary(r, labels[r.id]) for r in rows], "has_more": has_more,
+    self_link = links_to("get_content_item", "content_item_id", brand_id=call.brand_id)  # every row's brand
+    return Reply(data={"items": [summary(r, labels[r.id], self_link) for r in rows], "has_more": has_more,
                        "next_cursor": rows[-1].id if has_more else None}, plain=True)
 
 

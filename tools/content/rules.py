@@ -26,7 +26,6 @@ from storage.tables.content import ContentItem, ContentItemLabel
 from storage.tables.integrations import Integration
 from storage.tables.library import Label
 from storage.tables.media import READY_STATUSES, Media
-from tools.links import link
 
 PLATFORM_OF_SETTINGS = {p.settings_key: p.key for p in PLATFORMS if p.settings_key}
 THREAD_SETTINGS = ("x_settings", "bluesky_settings", "mastodon_settings", "threads_settings")
@@ -377,12 +376,13 @@ def platforms(item: ContentItem) -> list[str]:
     return [k for k in PLATFORM_KEYS if k in have]
 
 
-def summary(item: Any, label_ids: list[str]) -> dict[str, Any]:
-    """A list row (tools/content/routes.py `_LIST`: its times already `iso()` text) as the public summary."""
+def summary(item: Any, label_ids: list[str], self_link: Any) -> dict[str, Any]:
+    """A list row (tools/content/routes.py `_LIST`: its times already `iso()` text) as the public summary;
+    `self_link`: `links_to("get_content_item", "content_item_id", brand_id=...)` of the item's brand."""
     return {
         "id": item.id, "brand_id": item.brand_id, "name": item.name, "caption_preview": caption_preview(item),
         "copy_mode": item.copy_mode, "platforms": platforms(item), "media_ids": media_ids(item),
         "intended_integration_ids": item.intended_integration_ids, "label_ids": label_ids,
         "created_at": item.created_at, "updated_at": item.updated_at,
-        "links": {"self": link("get_content_item", brand_id=item.brand_id, content_item_id=item.id)},
+        "links": {"self": self_link(item.id)},
     }
