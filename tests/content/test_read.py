@@ -213,3 +213,39 @@ async def test_released_list_times_are_the_items_times(content: Content) -> None
         assert listed[item_id] == expected
         one = (await c.get(item_id)).json()["data"]["content_item"]
         assert (one["created_at"], one["updated_at"]) == expected
+
+
+def test_summary_platforms_and_media_ids_keep_registry_order() -> None:
+    """`platforms` and `media_ids` walk only the item's own keys, sorted by the registry: the same lists as a walk
+    over every registry key (the former code, kept here), whatever order the stored keys come in."""
+    import random
+    from types import SimpleNamespace
+
+    from schemas.platforms import PLATFORM_KEYS, SETTINGS_KEYS
+    from tools.content.rules import PLATFORM_OF_SETTINGS, media_ids, platforms
+
+    def media_ids_walk(item):
+        seen: dict[str, None] = {}
+        for key in SETTINGS_KEYS:
+            s = item.settings.get(key)
+            if not s:
+                continue
+            seen.update(dict.fromkeys(s.get("media_ids") or []))
+            for part in s.get("thread_parts") or []:
+                seen.update(dict.fromkeys(part.get("media_ids") or []))
+        return list(seen)
+
+    def platforms_walk(item):
+        have = {PLATFORM_OF_SETTINGS[k] for k in item.settings} | set(item.platform_copy or {})
+        return [k for k in PLATFORM_KEYS if k in have]
+
+    rng = random.Random(18)
+    media = [f"med_{n}" for n in range(6)]
+    for _ in range(3000):
+        keys = rng.sample(SETTINGS_KEYS, rng.randrange(len(SETTINGS_KEYS) + 1))
+        settings = {k: rng.choice([None, {}, {"media_ids": rng.sample(media, rng.randrange(4))},
+                                   {"thread_parts": [{"media_ids": rng.sample(media, 2)}, {}]}]) for k in keys}
+        copy = {k: {"caption": "x"} for k in rng.sample([*PLATFORM_KEYS, "unknown"], rng.randrange(4))}
+        item = SimpleNamespace(settings=settings, platform_copy=rng.choice([None, copy]))
+        assert media_ids(item) == media_ids_walk(item)
+        assert platforms(item) == platforms_walk(item)
