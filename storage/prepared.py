@@ -19,6 +19,7 @@ from collections import namedtuple
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from sqlalchemy import JSON, BindParameter
 from sqlalchemy.pool import AsyncAdaptedQueuePool
 from sqlalchemy.sql import visitors
@@ -27,6 +28,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from sqlmodel.sql.expression import SelectOfScalar
 
 from schemas.time import iso
+from storage.db import json_loads
 from storage.sqlite_inline import InlineConnection
 from storage.types import UTCDateTime
 
@@ -128,7 +130,18 @@ def _processor(impl: Any, dialect: Any, as_iso: bool = False) -> Any:
                 if isinstance(value, numbers.Number):
                     return value
                 raise
-        return json_value
+        if deserialize is not json_loads:
+            return json_value
+        loads, refused = orjson.loads, orjson.JSONDecodeError
+
+        def orjson_value(value: Any) -> Any:  # json_loads inlined: what orjson decodes, json_loads returns as is
+            if value is None:
+                return None
+            try:
+                return loads(value)
+            except refused:
+                return json_value(value)
+        return orjson_value
     return impl.result_processor(dialect, None)
 
 
