@@ -5,9 +5,9 @@ without a server or a load generator (for A/B of the list's own work: `time.proc
 It makes a scratch SOCIALPUB_HOME with the demo workspace (`socialpub init --demo`), seeds 20 content items as
 bench/rest_cpu.py does, and calls the app directly with INFO access logging formatted (written to the null
 device). `--dump` prints three pages and their next pages (request IDs masked) to compare two versions byte
-for byte.
+for byte: give both the same `--home` (made and seeded on first use).
 
-    python bench/list_inprocess.py [--requests 2000] [--profile | --dump]
+    python bench/list_inprocess.py [--requests 2000] [--profile | --dump] [--home DIR]
 """
 
 from __future__ import annotations
@@ -40,9 +40,15 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--profile", action="store_true", help="cProfile of the timed requests")
     parser.add_argument("--dump", action="store_true", help="print pages, request IDs masked")
+    parser.add_argument("--home", help="a SOCIALPUB_HOME to make once and reuse (default: a new scratch one)")
     args = parser.parse_args()
-    home = tempfile.mkdtemp(prefix="socialpub-list-")
-    key, brand = init_demo(home)
+    home = args.home or tempfile.mkdtemp(prefix="socialpub-list-")
+    made = Path(home, "list_inprocess.json")
+    seed = not made.exists()
+    if seed:
+        Path(home).mkdir(parents=True, exist_ok=True)
+        made.write_text(json.dumps(init_demo(home)))
+    key, brand = json.loads(made.read_text())
     os.environ.update({"SOCIALPUB_HOME": home, "SOCIALPUB_RATE_LIMIT": "1000000000/60", "SOCIALPUB_WORKER": "off"})
     sys.path.insert(0, str(ROOT))
     from server import logs
@@ -76,7 +82,7 @@ def main() -> None:
         return out
 
     async def run() -> None:
-        for n in range(20):
+        for n in range(20 if seed else 0):
             out = await call("POST", body=json.dumps({**CREATE_BODY, "name": f"Seeded {n}"}).encode())
             assert out[0]["status"] == 201, out
         for _ in range(50):
