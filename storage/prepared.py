@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 import numbers
+import re
 from collections import namedtuple
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from sqlalchemy import JSON, BindParameter
 from sqlalchemy.pool import AsyncAdaptedQueuePool
 from sqlalchemy.sql import visitors
@@ -25,18 +27,26 @@ from sqlalchemy.util import greenlet_spawn
 from sqlmodel.ext.asyncio.session import AsyncSession
 from sqlmodel.sql.expression import SelectOfScalar
 
+from schemas.time import iso
+from storage.db import json_loads
 from storage.sqlite_inline import InlineConnection
 from storage.types import UTCDateTime
 
 
 class Prepared:
-    """A select of columns (not ORM entities) with `bindparam`s, built once at import."""
+    """A select of columns (not ORM entities) with `bindparam`s, built once at import. The time columns named in
+    `iso` come out as the API's text (`schemas.time.iso`) instead of datetimes, on every backend; on SQLite
+    straight from the stored text (`_iso_processor`)."""
 
-    def __init__(self, statement: Any) -> None:
+    def __init__(self, statement: Any, iso: tuple[str, ...] = ()) -> None:
         self.statement = statement
-        self.row = namedtuple("Row", [c.key for c in statement.selected_columns])  # type: ignore[misc]
+        keys = [c.key for c in statement.selected_columns]
+        self.row = namedtuple("Row", keys)  # type: ignore[misc]
+        assert all(k in keys for k in iso), iso
+        self._iso = [i for i, k in enumerate(keys) if k in iso]
         self._scalar = isinstance(statement, SelectOfScalar)  # sqlmodel's session gives its rows as values
         self._compiled: dict[Any, tuple[Any, list[Any]]] = {}  # dialect -> (compiled, [(column, processor)])
+        self._converters: dict[Any, Any] = {}  # dialect -> sqlite3 row -> Row (`_converter`)
         # (dialect, parameter names, lengths of the expanding ones) -> (SQL, [(source, processor)]), or None
         self._plans: dict[tuple[Any, ...], tuple[str, list[Any]] | None] = {}
         self._expanding = [b.key for b in visitors.iterate(statement) if isinstance(b, BindParameter) and b.expanding]
@@ -45,7 +55,7 @@ class Prepared:
         found = self._compiled.get(dialect)
         if found is None:
             processors = [(i, p) for i, c in enumerate(self.statement.selected_columns)
-                          if (p := _processor(c.type.dialect_impl(dialect), dialect)) is not None]
+                          if (p := _processor(c.type.dialect_impl(dialect), dialect, i in self._iso)) is not None]
             found = self._compiled[dialect] = (self.statement.compile(dialect=dialect), processors)
         return found
 
@@ -54,6 +64,11 @@ class Prepared:
         driver, dialect = await _driver_of(session)
         if not isinstance(driver, InlineConnection):
             found = (await session.exec(self.statement, params=params)).all()
+            if self._iso:  # the session gives datetimes
+                found = [list(r) for r in found]
+                for r in found:
+                    for i in self._iso:
+                        r[i] = iso(r[i])
             return [self.row(r) if self._scalar else self.row(*r) for r in found]
         return self._fetch(driver, dialect, params)
 
@@ -68,14 +83,10 @@ class Prepared:
         else:
             sql, sources = plan
             args = tuple(_value(params, source, process) for source, process in sources)
-        rows = driver.fetchall(sql, args)
-        if processors:  # only the columns whose type converts (times, JSON)
-            rows = [list(r) for r in rows]
-            for r in rows:
-                for i, process in processors:
-                    r[i] = process(r[i])
-        make = self.row._make
-        return [make(r) for r in rows]
+        convert = self._converters.get(dialect)
+        if convert is None:
+            convert = self._converters[dialect] = _converter(self.row, processors)
+        return list(map(convert, driver.fetchall(sql, args)))
 
     async def rows_alone(self, session: AsyncSession, params: dict[str, Any]) -> list[Any]:
         """As `rows`, for a handler whose only read this is (`GET /v1/context`): on SQLite it runs on a pooled
@@ -98,16 +109,15 @@ class Prepared:
             connection.close()
 
 
-def _processor(impl: Any, dialect: Any) -> Any:
+def _processor(impl: Any, dialect: Any, as_iso: bool = False) -> Any:
     """The column's result processor; on SQLite, times and JSON in one function where SQLAlchemy nests two or
-    three per value (a list page converts 80 JSON and 40 time values): same values, same errors."""
+    three per value (a list page converts 80 JSON and 40 time values): same values, same errors. `as_iso`: a
+    time column whose value is wanted as `iso()` of what the processor gives."""
     if dialect.name == "sqlite" and isinstance(impl, UTCDateTime):
-        def utc_time(value: Any) -> datetime | None:  # DATETIME's str_to_datetime, then UTCDateTime's own
-            if value is None:
-                return None
-            value = datetime.fromisoformat(value)
-            return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-        return utc_time
+        return _iso_processor() if as_iso else _utc_time
+    if as_iso:
+        process = impl.result_processor(dialect, None)
+        return iso if process is None else lambda value: iso(process(value))
     if dialect.name == "sqlite" and isinstance(impl, JSON) and impl._str_impl.result_processor(dialect, None) is None:
         deserialize = dialect._json_deserializer or json.loads
 
@@ -120,8 +130,57 @@ def _processor(impl: Any, dialect: Any) -> Any:
                 if isinstance(value, numbers.Number):
                     return value
                 raise
-        return json_value
+        if deserialize is not json_loads:
+            return json_value
+        loads, refused = orjson.loads, orjson.JSONDecodeError
+
+        def orjson_value(value: Any) -> Any:  # json_loads inlined: what orjson decodes, json_loads returns as is
+            if value is None:
+                return None
+            try:
+                return loads(value)
+            except refused:
+                return json_value(value)
+        return orjson_value
     return impl.result_processor(dialect, None)
+
+
+def _converter(row: Any, processors: list[tuple[int, Any]]) -> Any:
+    """sqlite3 row -> `row` (a namedtuple), each converting column through its processor, in one function made
+    for these columns, as namedtuple makes its own (a loop over columns cost more than the conversions)."""
+    names = {f"p{i}": process for i, process in processors}
+    values = ", ".join(f"p{i}(r[{i}])" if f"p{i}" in names else f"r[{i}]" for i in range(len(row._fields)))
+    namespace = {"new": tuple.__new__, "Row": row, **names}
+    exec(f"def convert(r):\n    return new(Row, ({values},))", namespace)  # the source: our own column indices
+    return namespace["convert"]
+
+
+def _utc_time(value: Any) -> datetime | None:  # DATETIME's str_to_datetime, then UTCDateTime's own
+    if value is None:
+        return None
+    value = datetime.fromisoformat(value)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+# The text SQLAlchemy's SQLite DATETIME stores (naive UTC, six fraction digits); ASCII digits only (`\d` would
+# take other scripts' digits, which fromisoformat refuses), and years from 1000 (`iso` spells earlier ones
+# with strftime, unpadded).
+_STORED = re.compile(r"[1-9][0-9]{3}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}").fullmatch
+
+
+def _iso_processor() -> Any:
+    """`iso(_utc_time(value))` without the two datetimes: for stored text of the form SQLAlchemy writes,
+    `iso` keeps its date, its time and the first three fraction digits (milliseconds, truncated) and adds `Z`.
+    fromisoformat still checks such text (a day or hour out of range raises as before); anything else takes the
+    long way. tests/test_prepared.py holds the two equal over edge cases."""
+    stored, check = _STORED, datetime.fromisoformat
+
+    def iso_text(value: Any) -> str | None:
+        if value.__class__ is str and stored(value) is not None:
+            check(value)
+            return f"{value[:10]}T{value[11:23]}Z"
+        return iso(_utc_time(value))
+    return iso_text
 
 
 def _expanded(compiled: Any, params: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:

@@ -227,3 +227,27 @@ async def test_an_abandoned_upload_logs_no_error(world, caplog) -> None:
             await anyio.sleep(0.3)  # let the server notice the disconnect
     no_errors_logged(caplog)
     assert any("disconnected" in r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG)
+
+
+def test_bad_character_is_the_character_walk() -> None:
+    """`bad_character` skips its walk when one regex scan finds no suspect character: the same answers as the
+    walk over every character (kept here) for random text rich in controls, surrogates and their neighbours."""
+    import random
+
+    from schemas.validators import bad_character
+
+    def walk(value: str, single_line: bool) -> tuple[int, str] | None:
+        for i, ch in enumerate(value):
+            cp = ord(ch)
+            if 0xD800 <= cp <= 0xDFFF:
+                return i, "a lone surrogate (not valid Unicode)"
+            if (cp < 0x20 or 0x7F <= cp <= 0x9F) and (single_line or ch not in "\t\n\r"):
+                return i, f"control character U+{cp:04X}"
+        return None
+
+    rng = random.Random(18)
+    for _ in range(50_000):
+        value = "".join(chr(rng.choice([rng.randrange(0x110000), rng.randrange(0x100), rng.randrange(0xD7F0, 0xE010)]))
+                        for _ in range(rng.randrange(6)))
+        for single_line in (False, True):
+            assert bad_character(value, single_line=single_line) == walk(value, single_line), repr(value)

@@ -23,3 +23,16 @@ async def test_links_in_model_payloads_omit_method(world) -> None:
     brand = (await env.rest.get(f"/v1/brands/{world.brand_a.id}/context", headers=env.auth(world.full_key))).json()
     assert brand["data"]["links"]["self"] == {"href": f"/v1/brands/{world.brand_a.id}/context",
                                               "required_scopes": ["posts:read"]}
+
+
+def test_links_to_is_link_for_each_value():
+    """`links_to` (a list page's self links, the path formatted once) gives what `link` gives, GET or not."""
+    from tools.links import link, links_to
+
+    for name, last in (("get_content_item", "content_item_id"), ("delete_content_item", "content_item_id")):
+        make = links_to(name, last, brand_id="brd_01J0000000000000000000000A")
+        for value in ("ci_01J0000000000000000000000B", "ci_01J0000000000000000000000C"):
+            made = make(value)
+            assert made == link(name, brand_id="brd_01J0000000000000000000000A", **{last: value})
+            assert list(made) == list(link(name, brand_id="brd_01J0000000000000000000000A", **{last: value}))
+        assert make("a")["required_scopes"] is not make("b")["required_scopes"]  # each link its own list

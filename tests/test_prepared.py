@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import bindparam, select
 from sqlalchemy.dialects import sqlite
 
+from schemas.time import iso
 from storage.db import json_loads
 from storage.prepared import Prepared, _expanded, _plan, _processor, _value
 from storage.tables.content import ContentItem, ContentItemLabel
@@ -73,3 +74,65 @@ def test_json_processor_refuses_what_sqlalchemy_refuses():
     for process in (_processor(impl, DIALECT), impl.result_processor(DIALECT, None)):
         with pytest.raises(TypeError):
             process(object())
+
+
+ISO_CASES = [None, "2026-11-24 06:00:00.123456", "2026-11-24 06:00:00.000000", "2026-11-24 06:00:00.999999",
+             "2026-11-24 06:00:00.000999", "2026-11-24 06:00:00.001000", "2026-11-24 06:00:00",
+             "2026-11-24 06:00:00.5", "2026-11-24T06:00:00.123456", "2026-11-24 08:00:00.5+02:00",
+             "2026-11-24 06:00:00.123456+00:00", "2026-11-24 06:00:00.1234+0000", "0999-01-02 03:04:05.000006",
+             "0001-01-01 00:00:00.000000", "1000-01-01 00:00:00.000000", "9999-12-31 23:59:59.999999",
+             "2028-02-29 12:00:00.000000"]
+ISO_REFUSED = ["2026-02-30 00:00:00.000000", "2026-11-24 24:00:00.000000", "2026-11-24 06:60:00.000000",
+               "2026-13-01 00:00:00.000000", "2027-02-29 00:00:00.000000", "2026-11-24 06:00:60.000000",
+               "２026-11-24 06:00:00.000000", "2026-11-24 06:00:00.12345\u0663", "", "x", 7, 2.5,
+               "2026-11-24 06:00:00.123456 "]
+
+
+def _time_processors():
+    impl = ContentItem.__table__.c.updated_at.type.dialect_impl(DIALECT)
+    return _processor(impl, DIALECT, True), impl.result_processor(DIALECT, None)
+
+
+@pytest.mark.parametrize("value", ISO_CASES)
+def test_iso_time_processor_is_iso_of_sqlalchemys(value):
+    """Text straight from the stored text (storage/prepared.py `_iso_processor`) == iso() of SQLAlchemy's value."""
+    ours, theirs = _time_processors()
+    assert ours(value) == iso(theirs(value))
+
+
+@pytest.mark.parametrize("value", ISO_REFUSED)
+def test_iso_time_processor_refuses_what_sqlalchemy_refuses(value):
+    ours, theirs = _time_processors()
+    with pytest.raises(Exception) as theirs_raised:
+        theirs(value)
+    with pytest.raises(theirs_raised.type) as ours_raised:
+        ours(value)
+    assert str(ours_raised.value) == str(theirs_raised.value)
+
+
+def test_iso_time_processor_over_stored_times():
+    """Random times written by the column's own bind processor, read back both ways."""
+    import random
+
+    impl = ContentItem.__table__.c.updated_at.type.dialect_impl(DIALECT)
+    store = impl.bind_processor(DIALECT)
+    ours, theirs = _time_processors()
+    rng = random.Random(18)
+    lo, hi = datetime(1, 1, 1, tzinfo=UTC).timestamp(), datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
+    for n in range(20_000):
+        at = datetime.fromtimestamp(rng.uniform(lo, hi), UTC)
+        at = at.replace(microsecond=rng.choice([0, 999999, 1000, 999, rng.randrange(1_000_000)]) if n % 2 else at.microsecond)
+        text = store(at)
+        assert ours(text) == iso(theirs(text)) == iso(at), text
+
+
+def test_iso_columns_elsewhere_are_iso_of_the_processor():
+    """On another dialect (PostgreSQL's) the listed time columns are iso() of the column's own processor."""
+    from sqlalchemy.dialects import postgresql
+
+    dialect = postgresql.dialect()
+    impl = ContentItem.__table__.c.updated_at.type.dialect_impl(dialect)
+    at = datetime(2026, 11, 24, 6, 0, 0, 123456, tzinfo=UTC)
+    theirs = impl.result_processor(dialect, None)
+    assert _processor(impl, dialect, True)(at) == iso(theirs(at)) == "2026-11-24T06:00:00.123Z"
+    assert _processor(impl, dialect, True)(None) is None

@@ -3,6 +3,7 @@ written twice."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tools import catalogue
@@ -19,3 +20,18 @@ def link(endpoint_name: str, *, extra_scopes: tuple[str, ...] = (), query: str =
         scopes.extend(s for s in extra_scopes if s not in scopes)
     out["required_scopes"] = scopes
     return out
+
+
+def links_to(endpoint_name: str, last: str, **params: str) -> Callable[[str], dict[str, Any]]:
+    """`value -> link(endpoint_name, **params, **{last: value})`, for many values of one path parameter (a list
+    page's twenty self links): the endpoint is looked up and the rest of its path formatted once."""
+    ep = catalogue.get(endpoint_name)
+    marker = "\x00"  # never in an ID or a path
+    assert all(marker not in v for v in params.values())
+    prefix, found, suffix = ep.path.format(**params, **{last: marker}).partition(marker)
+    assert found and marker not in suffix, ep.path
+    scopes = list(ep.scopes)
+    if ep.method != "GET":
+        method = ep.method
+        return lambda value: {"href": f"{prefix}{value}{suffix}", "method": method, "required_scopes": scopes.copy()}
+    return lambda value: {"href": f"{prefix}{value}{suffix}", "required_scopes": scopes.copy()}

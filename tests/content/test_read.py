@@ -183,3 +183,69 @@ async def test_released_list_pages_items_with_fractional_update_times(content: C
                 break
             cursor = page["next_cursor"]
         assert seen == expected, direction
+
+
+async def test_released_list_times_are_the_items_times(content: Content) -> None:
+    """The list spells its times from the stored text on SQLite (storage/prepared.py `_iso_processor`) and from
+    datetimes elsewhere: the same text as `iso()` and as reading one item, for fractions of a second, whole
+    seconds and the ends of the calendar."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import update
+
+    from schemas.time import iso
+    from storage.tables.content import ContentItem
+
+    env, c = content.env, content
+    times = [datetime(2026, 11, 24, 6, 0, 0, tzinfo=UTC), datetime(2026, 11, 24, 6, 0, 0, 999999, tzinfo=UTC),
+             datetime(2026, 11, 24, 6, 0, 0, 123456, tzinfo=UTC), datetime(2026, 11, 24, 6, 0, 0, 1000, tzinfo=UTC),
+             datetime(2026, 11, 24, 6, 0, 0, 999, tzinfo=UTC), datetime(1000, 1, 1, tzinfo=UTC),
+             datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), datetime(2028, 2, 29, 12, 30, 1, 500, tzinfo=UTC)]
+    ids = [(await c.created({"name": f"item {k}", "single_copy": {"caption": "x"}}))["id"] for k in range(len(times))]
+    async with env.db.session(write=True) as s:
+        for k, (item_id, at) in enumerate(zip(ids, times, strict=True)):
+            created = times[(k + 1) % len(times)]
+            await s.exec(update(ContentItem).where(ContentItem.id == item_id).values(created_at=created, updated_at=at))
+    items = (await env.rest.get(c.url("?limit=50"), headers=c.headers())).json()["data"]["items"]
+    listed = {i["id"]: (i["created_at"], i["updated_at"]) for i in items}
+    for k, (item_id, at) in enumerate(zip(ids, times, strict=True)):
+        expected = (iso(times[(k + 1) % len(times)]), iso(at))
+        assert listed[item_id] == expected
+        one = (await c.get(item_id)).json()["data"]["content_item"]
+        assert (one["created_at"], one["updated_at"]) == expected
+
+
+def test_summary_platforms_and_media_ids_keep_registry_order() -> None:
+    """`platforms` and `media_ids` walk only the item's own keys, sorted by the registry: the same lists as a walk
+    over every registry key (the former code, kept here), whatever order the stored keys come in."""
+    import random
+    from types import SimpleNamespace
+
+    from schemas.platforms import PLATFORM_KEYS, SETTINGS_KEYS
+    from tools.content.rules import PLATFORM_OF_SETTINGS, media_ids, platforms
+
+    def media_ids_walk(item):
+        seen: dict[str, None] = {}
+        for key in SETTINGS_KEYS:
+            s = item.settings.get(key)
+            if not s:
+                continue
+            seen.update(dict.fromkeys(s.get("media_ids") or []))
+            for part in s.get("thread_parts") or []:
+                seen.update(dict.fromkeys(part.get("media_ids") or []))
+        return list(seen)
+
+    def platforms_walk(item):
+        have = {PLATFORM_OF_SETTINGS[k] for k in item.settings} | set(item.platform_copy or {})
+        return [k for k in PLATFORM_KEYS if k in have]
+
+    rng = random.Random(18)
+    media = [f"med_{n}" for n in range(6)]
+    for _ in range(3000):
+        keys = rng.sample(SETTINGS_KEYS, rng.randrange(len(SETTINGS_KEYS) + 1))
+        settings = {k: rng.choice([None, {}, {"media_ids": rng.sample(media, rng.randrange(4))},
+                                   {"thread_parts": [{"media_ids": rng.sample(media, 2)}, {}]}]) for k in keys}
+        copy = {k: {"caption": "x"} for k in rng.sample([*PLATFORM_KEYS, "unknown"], rng.randrange(4))}
+        item = SimpleNamespace(settings=settings, platform_copy=rng.choice([None, copy]))
+        assert media_ids(item) == media_ids_walk(item)
+        assert platforms(item) == platforms_walk(item)

@@ -36,7 +36,7 @@ from tools.content.rules import (
 )
 from tools.content.usage import require_unused
 from tools.endpoint import Call, Endpoint, Reply
-from tools.links import link
+from tools.links import link, links_to
 from tools.services.accounts import account_of, provider_error
 
 # Endpoints of other areas this one links to.
@@ -112,9 +112,10 @@ SUMMARY_COLUMNS = (ContentItem.id, ContentItem.brand_id, ContentItem.name, Conte
                    ContentItem.intended_integration_ids, ContentItem.created_at, ContentItem.updated_at)
 
 
-# Built once (tools/content/rules.py `summary` reads these columns: rows, not ContentItem objects).
+# Built once (tools/content/rules.py `summary` reads these columns: rows, not ContentItem objects; the two times
+# come as the API's text, made on SQLite straight from the stored text).
 _LIST = keyset.PageQuery(select(*SUMMARY_COLUMNS).where(ContentItem.brand_id == bindparam("brand_id")),
-                         ContentItem.updated_at, ContentItem.id)
+                         ContentItem.updated_at, ContentItem.id, iso=("created_at", "updated_at"))
 
 
 async def list_content_items(call: Call, req: ListContentItemsRequest) -> Reply:
@@ -130,7 +131,8 @@ async def list_content_items(call: Call, req: ListContentItemsRequest) -> Reply:
     rows, has_more = await _LIST.page(call.session, mine, desc=req.order_direction == "desc", limit=req.limit,
                                       position=position)
     labels = await label_ids_of(call.session, [r.id for r in rows])
-    return Reply(data={"items": [summary(r, labels[r.id]) for r in rows], "has_more": has_more,
+    self_link = links_to("get_content_item", "content_item_id", brand_id=call.brand_id)  # every row's brand
+    return Reply(data={"items": [summary(r, labels[r.id], self_link) for r in rows], "has_more": has_more,
                        "next_cursor": rows[-1].id if has_more else None}, plain=True)
 
 
