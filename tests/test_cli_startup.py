@@ -151,6 +151,16 @@ def test_init_on_a_current_database_loads_no_migration_machinery(demo_env, tmp_p
     assert "alembic" in loaded
 
 
+def test_a_worker_imports_no_web_stack(demo_env) -> None:
+    """`worker` shares its command module with `serve` but runs no web server: uvicorn, Starlette, the app, the
+    REST mount and the dispatcher are imported by `serve` alone."""
+    out, loaded = run_probe(demo_env, "worker", "--once")
+    assert "worker pass done" in out
+    assert {"server.worker", "server.commands.serve", "tools.areas"} <= loaded
+    web = ("uvicorn", "starlette", "server.app", "server.rest", "server.dispatch", "server.mounts")
+    assert sorted(m for m in loaded if m in web or m.split(".")[0] in web) == []
+
+
 TABLES_PROBE = """
 import json, sys
 sys.argv = ["socialpub", *json.loads(sys.argv[1])]
