@@ -103,10 +103,11 @@ class PathHandler:
     def __init__(self, dispatcher: Dispatcher, endpoints: list[Endpoint]) -> None:
         self.dispatcher = dispatcher
         self.by_method: dict[str, dict[str | None, Endpoint]] = defaultdict(dict)
-        self.query_types: dict[str, dict[str, set[str]]] = {}  # by endpoint name, derived at start-up
+        # By endpoint name, derived on the endpoint's first request: deriving all ~90 at start-up (each a JSON
+        # schema) was a tenth of a second of every `socialpub serve`'s start (docs/operations.md "Start-up").
+        self.query_types: dict[str, dict[str, set[str]]] = {}
         for ep in endpoints:
             self.by_method[ep.method][ep.variant] = ep
-            self.query_types[ep.name] = query_types(ep)
         self.allow = ", ".join(sorted(self.by_method))
 
     async def handle(self, request: Request) -> Response:
@@ -142,7 +143,9 @@ class PathHandler:
                            issues=[issue(f"$.{VARIANT_PARAM}", "NOT_ALLOWED", f"Use one of: {known}.")])
 
         args: dict[str, Any] = dict(request.path_params)
-        types = self.query_types[ep.name]
+        types = self.query_types.get(ep.name)
+        if types is None:
+            types = self.query_types[ep.name] = query_types(ep)
         # A GET's unknown query parameters go to validation like any unknown argument; on other methods they
         # would be taken for body fields, and a path parameter's name would replace the path's value, so
         # those are refused here.

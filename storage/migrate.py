@@ -169,6 +169,10 @@ async def upgrade(db: Database, revision: str = "heads") -> None:
     refusal = _refusal(db, await current_heads(db))
     if isinstance(refusal, DatabaseAhead):
         raise refusal
+    if refusal is None and revision == "heads":
+        # Already at this code's heads: Alembic would run no migration and write nothing, so it is not loaded
+        # (`socialpub init` on a current database, docs/operations.md "Start-up").
+        return
     from alembic import command
 
     cfg = _config(db.url)

@@ -107,18 +107,104 @@ NOT_FOR_A_COMMAND = ("tools.areas", "server.worker", "server.rest", "server.cons
                      "authlib", "boto3", "botocore", "libipld", "argon2", "providers.bluesky", "providers.x")
 
 
-def test_an_ordinary_command_imports_only_what_it_runs(tmp_path) -> None:
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SOCIALPUB_")}, "SOCIALPUB_HOME": str(tmp_path)}
+@pytest.fixture(scope="module")
+def demo_env(tmp_path_factory) -> dict[str, str]:
+    """A scratch home with a current database seeded by `init --demo`, for commands run as subprocesses."""
+    home = tmp_path_factory.mktemp("home")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SOCIALPUB_")}, "SOCIALPUB_HOME": str(home)}
     subprocess.run([sys.executable, "-m", "server.cli", "init", "--demo"], cwd=ROOT, env=env, check=True,
                    capture_output=True, timeout=120)
-    run = subprocess.run([sys.executable, "-c", PROBE, json.dumps(["workspaces", "list"])], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=120)
+    return env
+
+
+def run_probe(env: dict[str, str], *argv: str) -> tuple[str, set[str]]:
+    """`socialpub ARGV` run in a probe: its stdout and the modules it imported."""
+    run = subprocess.run([sys.executable, "-c", PROBE, json.dumps(argv)], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    loaded = set(json.loads(run.stderr.strip().splitlines()[-1]))
+    return run.stdout, set(json.loads(run.stderr.strip().splitlines()[-1]))
+
+
+def not_for_a_command(loaded: set[str]) -> list[str]:
+    return sorted(m for m in loaded if m in NOT_FOR_A_COMMAND or m.split(".")[0] in NOT_FOR_A_COMMAND)
+
+
+def test_an_ordinary_command_imports_only_what_it_runs(demo_env) -> None:
+    out, loaded = run_probe(demo_env, "workspaces", "list")
     # The probe sees imports: the command ran (it listed the demo workspace) and loaded the database layer.
-    assert "Demo workspace" in run.stdout
+    assert "Demo workspace" in out
     assert {"server.commands.core", "storage.tables", "sqlalchemy"} <= loaded
-    assert sorted(m for m in loaded if m in NOT_FOR_A_COMMAND or m.split(".")[0] in NOT_FOR_A_COMMAND) == []
+    assert not_for_a_command(loaded) == []
+
+
+def test_init_on_a_current_database_loads_no_migration_machinery(demo_env, tmp_path) -> None:
+    """At this code's heads `init` has nothing to migrate: it checks the recorded revision and goes on without
+    Alembic (storage.migrate.upgrade). A database behind still migrates (tests/test_migrations.py), and a fresh
+    home loads Alembic to build its schema (the probe sees it)."""
+    out, loaded = run_probe(demo_env, "init")
+    assert "Database ready" in out and "Workspace Demo workspace" in out
+    assert "storage.migrate" in loaded
+    assert not_for_a_command(loaded) == []
+    fresh = {**demo_env, "SOCIALPUB_HOME": str(tmp_path)}
+    out, loaded = run_probe(fresh, "init")
+    assert "Database ready" in out
+    assert "alembic" in loaded
+
+
+def test_a_worker_imports_no_web_stack(demo_env) -> None:
+    """`worker` shares its command module with `serve` but runs no web server: uvicorn, Starlette, the app, the
+    REST mount and the dispatcher are imported by `serve` alone."""
+    out, loaded = run_probe(demo_env, "worker", "--once")
+    assert "worker pass done" in out
+    assert {"server.worker", "server.commands.serve", "tools.areas"} <= loaded
+    web = ("uvicorn", "starlette", "server.app", "server.rest", "server.dispatch", "server.mounts")
+    assert sorted(m for m in loaded if m in web or m.split(".")[0] in web) == []
+
+
+TABLES_PROBE = """
+import json, sys
+sys.argv = ["socialpub", *json.loads(sys.argv[1])]
+import server.cli
+try:
+    server.cli.main()
+except SystemExit:
+    pass
+from sqlmodel import SQLModel
+print(json.dumps(sorted(m.class_.__name__ for m in SQLModel._sa_registry.mappers if m.class_.__pydantic_complete__)),
+      file=sys.stderr)
+"""
+
+
+def test_tables_build_their_validators_on_first_use(demo_env) -> None:
+    """Every table defers its pydantic validator and serializer (`storage.tables._base.TABLE_CONFIG`): a command
+    reading and writing rows builds none; `model_validate` and `model_dump` build them when first called."""
+    from sqlmodel import SQLModel
+
+    import storage.tables  # noqa: F401
+    from storage.tables.accounts import Workspace
+
+    tables = [m.class_ for m in SQLModel._sa_registry.mappers]
+    assert len(tables) > 40
+    assert [t.__name__ for t in tables if not t.model_config.get("defer_build")] == []
+    for argv in (["workspaces", "list"], ["keys", "create", "--name", "probe", "--scopes", "posts:read"]):
+        run = subprocess.run([sys.executable, "-c", TABLES_PROBE, json.dumps(argv)], cwd=ROOT, env=demo_env,
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert json.loads(run.stderr.strip().splitlines()[-1]) == [], argv
+    row = {"id": "wsp_1", "name": "W", "plan_id": "free", "created_at": "2026-01-01T00:00:00Z",
+           "updated_at": "2026-01-01T00:00:00Z"}
+    ws = Workspace.model_validate(row)
+    assert ws.created_at.year == 2026 and Workspace.__pydantic_complete__
+    assert ws.model_dump(mode="json")["name"] == "W"
+
+
+def test_the_areas_import_no_media_library() -> None:
+    """PyAV and Pillow are imported where a file is probed or transformed (tools/media), not with the areas that
+    every server and worker imports."""
+    code = "import sys, tools.areas; print(sorted(m for m in sys.modules if m.split('.')[0] in ('av', 'PIL')))"
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
 
 
 def test_the_dummy_password_hash_has_the_current_parameters() -> None:

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import argparse
 
-import uvicorn
-
 from schemas.settings import Settings
-from server.app import build_app
 from server.cli import add_json_flag, emit, run_with_runtime
-from server.rest import UVICORN_HEAD_OPTIONS
 from server.worker import Worker
 from storage.migrate import check_current, preflight
 from tools.runtime import Runtime
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    # The web stack (uvicorn, Starlette, the REST and MCP mounts, the dispatcher) only for `serve`: `worker`
+    # shares this module and runs none of it.
+    import uvicorn
+
+    from server.app import build_app
+    from server.rest import UVICORN_HEAD_OPTIONS
+
     overrides: dict[str, object] = {"worker_enabled": False} if args.no_worker else {}
     if args.allowed_hosts:
         overrides["allowed_hosts"] = tuple(h.strip().lower() for h in args.allowed_hosts.split(",") if h.strip())
@@ -39,6 +42,8 @@ async def cmd_worker(args: argparse.Namespace, rt: Runtime) -> None:
     if args.metrics_port is not None:
         # A stand-alone worker serves no API; its publish and pass metrics get their own scrape port.
         from prometheus_client import start_http_server
+
+        from server import metrics  # noqa: F401  (its series are registered before the port answers)
 
         start_http_server(args.metrics_port, addr=args.metrics_host)
     worker = Worker(rt)

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Column, Date, Index
 from sqlmodel import Field, SQLModel
 
-from storage.tables._base import Stamped, json_field, utc_field
+from storage.tables._base import TABLE_CONFIG, Stamped, json_field, utc_field
 
 
 class BioPage(Stamped, table=True):
@@ -33,6 +33,7 @@ class BioPage(Stamped, table=True):
 class BioDailyStats(SQLModel, table=True):
     """Counters per brand per UTC day: stats sum at most 28 rows, whatever the traffic."""
 
+    model_config = TABLE_CONFIG
     __tablename__ = "bio_daily_stats"
 
     brand_id: str = Field(foreign_key="brands.id", primary_key=True, max_length=40)
@@ -45,6 +46,7 @@ class BioDailyStats(SQLModel, table=True):
 class BioVisitor(SQLModel, table=True):
     """First sighting of a visitor hash on a day (to count distinct visitors). Pruned with the salts."""
 
+    model_config = TABLE_CONFIG
     __tablename__ = "bio_visitors"
     __table_args__ = (Index("ix_bio_visitors_day", "day"),)
 
@@ -54,6 +56,7 @@ class BioVisitor(SQLModel, table=True):
 
 
 class BioSalt(SQLModel, table=True):
+    model_config = TABLE_CONFIG
     __tablename__ = "bio_salts"
     __table_args__ = (Index("ix_bio_salts_created", "created_at"),)
 

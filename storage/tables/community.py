@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from storage.tables._base import Stamped, utc_field
+from storage.tables._base import TABLE_CONFIG, Stamped, utc_field
 
 
 class CommunityPost(Stamped, table=True):
@@ -36,6 +36,7 @@ class CommunityPost(Stamped, table=True):
 class CommunityNote(SQLModel, table=True):
     """One entry of a post's internal admin thread."""
 
+    model_config = TABLE_CONFIG
     __tablename__ = "community_notes"
     __table_args__ = (Index("ix_community_notes_post_created", "post_id", "created_at", "id"),)
 
@@ -48,6 +49,7 @@ class CommunityNote(SQLModel, table=True):
 
 
 class CommunityComment(SQLModel, table=True):
+    model_config = TABLE_CONFIG
     __tablename__ = "community_comments"
     __table_args__ = (Index("ix_community_comments_post_created", "post_id", "created_at", "id"),)
 
@@ -64,6 +66,7 @@ class CommunityComment(SQLModel, table=True):
 class CommunityVote(SQLModel, table=True):
     """One user's vote on a post (no route casts votes yet; seeding and the dashboard do)."""
 
+    model_config = TABLE_CONFIG
     __tablename__ = "community_votes"
     __table_args__ = (UniqueConstraint("post_id", "user_id", name="uq_community_vote_post_user"),)
 

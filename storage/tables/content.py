@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Index
 from sqlmodel import Field, SQLModel
 
-from storage.tables._base import Stamped, json_field
+from storage.tables._base import TABLE_CONFIG, Stamped, json_field
 
 
 class ContentItem(Stamped, table=True):
@@ -41,6 +41,7 @@ class ContentItem(Stamped, table=True):
 
 
 class ContentItemLabel(SQLModel, table=True):
+    model_config = TABLE_CONFIG
     __tablename__ = "content_item_labels"
     __table_args__ = (Index("ix_content_item_labels_label", "label_id", "content_item_id"),)
 

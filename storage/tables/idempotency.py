@@ -8,10 +8,11 @@ from typing import Any
 from sqlalchemy import UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from storage.tables._base import json_field, utc_field
+from storage.tables._base import TABLE_CONFIG, json_field, utc_field
 
 
 class IdempotencyRecord(SQLModel, table=True):
+    model_config = TABLE_CONFIG
     __tablename__ = "idempotency_records"
     __table_args__ = (UniqueConstraint("api_key_id", "endpoint", "key", name="uq_idempotency_key"),)
 

@@ -7,12 +7,13 @@ from datetime import datetime
 from sqlalchemy import Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from storage.tables._base import Stamped, json_field, utc_field
+from storage.tables._base import TABLE_CONFIG, Stamped, json_field, utc_field
 
 
 class Notification(SQLModel, table=True):
     """One notification for one user about one brand. Listed newest first by ID (time-sortable)."""
 
+    model_config = TABLE_CONFIG
     __tablename__ = "notifications"
     __table_args__ = (
         # The list's keyset: WHERE user_id, brand_id [, is_read] AND id < cursor ORDER BY id DESC.
@@ -36,6 +37,7 @@ class Notification(SQLModel, table=True):
 
 
 class EmailOutbox(SQLModel, table=True):
+    model_config = TABLE_CONFIG
     """An email a notification asked for, recorded when the recipient's effective preference was on.
     Delivery is out of scope: a sender would claim `pending` rows."""
 

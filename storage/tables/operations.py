@@ -7,12 +7,13 @@ from datetime import datetime
 
 from sqlmodel import Field, SQLModel
 
-from storage.tables._base import utc_field
+from storage.tables._base import TABLE_CONFIG, utc_field
 
 
 class WorkerHeartbeat(SQLModel, table=True):
     """One row per running worker, rewritten by its loop every few seconds (server/health.py reads them)."""
 
+    model_config = TABLE_CONFIG
     __tablename__ = "worker_heartbeats"
 
     worker_id: str = Field(primary_key=True, max_length=120)
@@ -25,6 +26,7 @@ class WorkerHeartbeat(SQLModel, table=True):
 class RateLimitCounter(SQLModel, table=True):
     """A fixed-window counter per limit key; `expires_at` is a Unix time (seconds)."""
 
+    model_config = TABLE_CONFIG
     __tablename__ = "rate_limit_counters"
 
     key: str = Field(primary_key=True, max_length=250)

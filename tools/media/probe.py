@@ -12,9 +12,7 @@ import io
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-
-import av
-from PIL import Image
+from typing import TYPE_CHECKING
 
 from schemas.media import (
     BY_CONTENT_TYPE,
@@ -27,15 +25,20 @@ from schemas.media import (
     THUMBNAIL_SMALL,
 )
 
+# PyAV and Pillow are imported where a file is opened, not with the module: every process importing the areas
+# (a server, a worker) imports this one, and most never look at a file (docs/operations.md "Start-up").
+if TYPE_CHECKING:
+    import av
+    from PIL import Image
+
 PIL_FORMATS = {"jpeg": "JPEG", "png": "PNG", "gif": "GIF", "webp": "WEBP"}
 DEMUXERS = {"isobmff": "mp4", "webm": "matroska"}
 FAMILY_TEXT = {"jpeg": "a JPEG image", "png": "a PNG image", "gif": "a GIF image", "webp": "a WebP image",
                "isobmff": "an MP4/QuickTime video", "webm": "a WebM video"}
 EXIF_ORIENTATION = 0x0112
-# EXIF orientation -> the transpose that shows the picture upright.
-_TRANSPOSE = {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_180, 4: Image.Transpose.FLIP_TOP_BOTTOM,
-              5: Image.Transpose.TRANSPOSE, 6: Image.Transpose.ROTATE_270, 7: Image.Transpose.TRANSVERSE,
-              8: Image.Transpose.ROTATE_90}
+# EXIF orientation -> the transpose (a member of Pillow's `Image.Transpose`) that shows the picture upright.
+_TRANSPOSE = {2: "FLIP_LEFT_RIGHT", 3: "ROTATE_180", 4: "FLIP_TOP_BOTTOM", 5: "TRANSPOSE", 6: "ROTATE_270",
+              7: "TRANSVERSE", 8: "ROTATE_90"}
 MAX_THUMBNAIL_DECODE_FRAMES = 300
 _QT_ATOMS = (b"moov", b"mdat", b"wide", b"free", b"skip", b"pnot")
 
@@ -126,6 +129,8 @@ def probe_file(path: Path, content_type: str, *, thumbnails: bool = True) -> Pro
 # -- images --------------------------------------------------------------------------------------------------
 
 def _open_image(path: Path, family: str) -> Image.Image:
+    from PIL import Image
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -147,8 +152,10 @@ def image_orientation(img: Image.Image) -> int:
 
 
 def upright(img: Image.Image, orientation: int) -> Image.Image:
+    from PIL import Image
+
     method = _TRANSPOSE.get(orientation)
-    return img.transpose(method) if method is not None else img
+    return img.transpose(Image.Transpose[method]) if method is not None else img
 
 
 def _probe_image(path: Path, family: str, thumbnails: bool) -> ProbeResult:
@@ -184,6 +191,8 @@ def _probe_image(path: Path, family: str, thumbnails: bool) -> ProbeResult:
 
 def _flatten(img: Image.Image) -> Image.Image:
     """RGB for JPEG thumbnails: transparency composited on white."""
+    from PIL import Image
+
     if img.mode in ("RGBA", "LA", "PA") or (img.mode == "P" and "transparency" in img.info):
         rgba = img.convert("RGBA")
         background = Image.new("RGB", rgba.size, (255, 255, 255))
@@ -199,6 +208,8 @@ def _jpeg(img: Image.Image) -> bytes:
 
 
 def _thumbnails(img: Image.Image) -> tuple[bytes, bytes]:
+    from PIL import Image
+
     large = img.copy()
     large.thumbnail((THUMBNAIL_LARGE, THUMBNAIL_LARGE), Image.Resampling.LANCZOS)
     small = large.copy()
@@ -209,6 +220,8 @@ def _thumbnails(img: Image.Image) -> tuple[bytes, bytes]:
 # -- video ---------------------------------------------------------------------------------------------------
 
 def open_video(path: Path, family: str) -> av.container.InputContainer:
+    import av
+
     try:
         return av.open(str(path), mode="r", format=DEMUXERS[family], options={"protocol_whitelist": "file"},
                        metadata_errors="ignore")
@@ -218,6 +231,8 @@ def open_video(path: Path, family: str) -> av.container.InputContainer:
 
 
 def video_duration(container: av.container.InputContainer, stream: av.video.stream.VideoStream) -> float | None:
+    import av
+
     if stream.duration is not None and stream.time_base is not None:
         return float(stream.duration * stream.time_base)
     if container.duration is not None:
@@ -234,6 +249,8 @@ def frame_rotation(frame: av.VideoFrame) -> int:
 
 
 def _probe_video(path: Path, family: str, thumbnails: bool) -> ProbeResult:
+    import av
+
     container = open_video(path, family)
     with container:
         if not container.streams.video:
@@ -280,6 +297,8 @@ def _probe_video(path: Path, family: str, thumbnails: bool) -> ProbeResult:
 def _frame_at(container: av.container.InputContainer, stream: av.video.stream.VideoStream,
               seconds: float) -> av.VideoFrame | None:
     """The first frame at or after `seconds` (bounded decode); the last decoded one if the video is shorter."""
+    import av
+
     if seconds > 0 and stream.time_base is not None:
         try:
             container.seek(int(seconds / stream.time_base), stream=stream, backward=True)

@@ -23,11 +23,7 @@ import math
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal
-
-import av
-import av.filter
-from PIL import Image
+from typing import TYPE_CHECKING, Any, Literal
 
 from schemas.media import BY_CONTENT_TYPE
 from tools.media.probe import (
@@ -42,6 +38,11 @@ from tools.media.probe import (
     probe_file,
     upright,
 )
+
+# PyAV and Pillow are imported where a file is transformed, not with the module (see tools/media/probe.py).
+if TYPE_CHECKING:
+    import av
+    import av.filter
 
 Mode = Literal["centre_crop", "pad"]
 MODES: tuple[str, ...] = ("centre_crop", "pad")
@@ -197,6 +198,8 @@ def transform_file(src: Path, dst: Path, content_type: str, mode: str, *, aspect
 def transform_image(src: Path, dst: Path, content_type: str, mode: str, *, aspect: tuple[int, int] | None = None,
                     size: tuple[int, int] | None = None, geometry: Geometry | None = None,
                     pad_colour: tuple[int, int, int] = PAD_COLOUR) -> tuple[Geometry, str]:
+    from PIL import Image
+
     family = BY_CONTENT_TYPE[content_type].family
     with _open_image(src, family) as img:
         if int(getattr(img, "n_frames", 1) or 1) > 1:
@@ -231,6 +234,8 @@ _ROTATION_FILTERS = {90: [("transpose", "cclock")], 270: [("transpose", "clock")
 
 def _graph(stream: av.video.stream.VideoStream, rotation: int, geometry: Geometry,
            pad_colour: tuple[int, int, int]) -> av.filter.Graph:
+    import av.filter
+
     graph = av.filter.Graph()
     chain = [graph.add_buffer(template=stream)]
     steps: list[tuple[str, str]] = list(_ROTATION_FILTERS.get(rotation, []))
@@ -256,6 +261,8 @@ def _graph(stream: av.video.stream.VideoStream, rotation: int, geometry: Geometr
 def transform_video(src: Path, dst: Path, content_type: str, mode: str, *, aspect: tuple[int, int] | None = None,
                     size: tuple[int, int] | None = None, geometry: Geometry | None = None,
                     pad_colour: tuple[int, int, int] = PAD_COLOUR) -> tuple[Geometry, str]:
+    import av
+
     family = BY_CONTENT_TYPE[content_type].family
     # The geometry (and so the encoder's size) must be known before anything is muxed: read the first frame.
     with open_video(src, family) as inp:
@@ -280,6 +287,8 @@ def transform_video(src: Path, dst: Path, content_type: str, mode: str, *, aspec
 
 def _encode(inp: Any, vs: Any, audio: Any, out: Any, geometry: Geometry, rotation: int,
             pad_colour: tuple[int, int, int]) -> None:
+    import av
+
     rate = vs.average_rate or vs.guessed_rate or Fraction(30)
     ovs = out.add_stream(VIDEO_CODEC, rate=rate)
     ovs.width, ovs.height, ovs.pix_fmt = geometry.width, geometry.height, "yuv420p"
