@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -22,10 +23,28 @@ SECRET = "app-client-secret-DO-NOT-PRINT"
 pytestmark = pytest.mark.slow  # dozens of `socialpub` CLI processes
 
 
-@pytest.fixture
-def cli(tmp_path):
+def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOCIALPUB_")}
-    env.update(SOCIALPUB_HOME=str(tmp_path), SOCIALPUB_PUBLIC_URL="https://pub.example")
+    env.update(SOCIALPUB_HOME=str(home), SOCIALPUB_PUBLIC_URL="https://pub.example")
+    return env
+
+
+@pytest.fixture(scope="module")
+def demo_home(tmp_path_factory) -> tuple[Path, str]:
+    """`socialpub init --demo` once for the module (each test gets a copy of the home: its database and vault key);
+    returns the home and the first brand's id."""
+    home = tmp_path_factory.mktemp("demo-home")
+    done = subprocess.run([CLI, "init", "--demo", "--json"], capture_output=True, text=True, timeout=120,
+                          env=_env(home))
+    assert done.returncode == 0, done.stderr
+    assert SECRET not in done.stdout + done.stderr
+    return home, json.loads(done.stdout)["brands"][0]["id"]
+
+
+@pytest.fixture
+def cli(tmp_path, demo_home):
+    env = _env(tmp_path)
+    shutil.copytree(demo_home[0], tmp_path, dirs_exist_ok=True)
 
     def run(*argv: str, stdin: str = "", extra: dict[str, str] | None = None, ok: bool = True):
         done = subprocess.run([CLI, *argv], input=stdin, capture_output=True, text=True, timeout=120,
@@ -34,7 +53,7 @@ def cli(tmp_path):
         assert SECRET not in done.stdout + done.stderr
         return done
 
-    run.brand = json.loads(run("init", "--demo", "--json").stdout)["brands"][0]["id"]
+    run.brand = demo_home[1]
     return run
 
 

@@ -125,7 +125,7 @@ def test_two_replicas_two_workers(tmp_path: Path, pg_scratch: str, s3_server) ->
             item = two.get(f"/v1/brands/{brand_id}/media/{session['id']}", headers=auth).json()["data"]
             if item["status"] not in ("pending_upload", "processing"):
                 break
-            time.sleep(1)
+            time.sleep(0.25)
         assert item["status"] == "completed", item
         path = urlsplit(item["download_url"]).path  # each replica names itself; behind a proxy they share one
         assert path.startswith("/media/assets/") and s3_server.endpoint_url not in str(item)
@@ -148,7 +148,7 @@ def test_two_replicas_two_workers(tmp_path: Path, pg_scratch: str, s3_server) ->
             done = anyio.run(published, pg_scratch, ids)
             if done[0] == SCHEDULES:
                 break
-            time.sleep(1)
+            time.sleep(0.5)
         assert done == (SCHEDULES, SCHEDULES), done
         time.sleep(2)  # a duplicate publish would land in the ledger now
         counts = SandboxLedger(worker_home / "sandbox" / "ledger.db").publishes()

@@ -78,8 +78,7 @@ def ledger(home: Path) -> dict:
     return SandboxLedger(home / "sandbox" / "ledger.db").publishes()
 
 
-def test_worker_once_publishes_due_schedule_in_a_subprocess(tmp_path) -> None:
-    run_cli(tmp_path, "init")
+def test_worker_once_publishes_due_schedule_in_a_subprocess(tmp_path, initialized) -> None:
     ids = anyio.run(seed, tmp_path)
     assert "1 item(s) processed" in run_cli(tmp_path, "worker", "--once")
     schedule, targets = anyio.run(read, tmp_path, ids["due"])
@@ -125,8 +124,7 @@ async def expire_lease(home: Path, schedule_id: str, *, clear_faults: bool = Fal
     await rt.close()
 
 
-def test_recovery_in_another_process_does_not_publish_again(tmp_path) -> None:
-    run_cli(tmp_path, "init")
+def test_recovery_in_another_process_does_not_publish_again(tmp_path, initialized) -> None:
     ids = anyio.run(seed, tmp_path)
     anyio.run(crash_after_publish, tmp_path)
     schedule, targets = anyio.run(read, tmp_path, ids["due"])
@@ -142,8 +140,7 @@ def test_recovery_in_another_process_does_not_publish_again(tmp_path) -> None:
     assert set(ledger(tmp_path).values()) == {1} and len(ledger(tmp_path)) == 2
 
 
-def test_worker_killed_mid_call_is_recovered_once(tmp_path) -> None:
-    run_cli(tmp_path, "init")
+def test_worker_killed_mid_call_is_recovered_once(tmp_path, initialized) -> None:
     ids = anyio.run(partial(seed, tmp_path, platforms=("instagram",), provider_state={"faults": {"publish": "hang"}}))
     proc = subprocess.Popen([CLI, "worker", "--once"], env=cli_env(tmp_path), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)

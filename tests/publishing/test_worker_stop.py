@@ -51,8 +51,7 @@ async def statuses(home: Path, ids: list[str]) -> list[tuple[str, str | None]]:
     return [(r.status, r.lease_owner) for r in rows]
 
 
-def test_sigterm_mid_batch_hands_back_unstarted_schedules(tmp_path) -> None:
-    run_cli(tmp_path, "init")
+def test_sigterm_mid_batch_hands_back_unstarted_schedules(tmp_path, initialized) -> None:
     stuck, waiting = anyio.run(partial(seed, tmp_path))
     proc = subprocess.Popen([CLI, "worker"], env=cli_env(tmp_path), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
