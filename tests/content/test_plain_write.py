@@ -191,12 +191,15 @@ async def test_fallback_applies_the_rate_limit_once(content: Content, monkeypatc
 
 
 async def test_a_cancelled_create_leaves_nothing(content: Content, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (await invoke(content, {**BODY, "brand_id": content.brand_id})).status == 201  # the caller is cached
     before = await counts(content)
     reached = anyio.Event()
     original = routes._insert
+    sessions: list[str] = []
 
     async def slow(call: Any, req: Any) -> Any:
         found = await original(call, req)
+        sessions.append(type(call.session).__name__)
         reached.set()
         await anyio.sleep(30)  # cancelled here, with the item, its labels and the key written
         return found
@@ -208,6 +211,7 @@ async def test_a_cancelled_create_leaves_nothing(content: Content, monkeypatch: 
                                             "idempotency_key": "cancelled"})
             await reached.wait()
             tg.cancel_scope.cancel()
+    assert sessions == ["PlainWrite" if content.env.backend == "sqlite" else "AsyncSession"]
     assert await counts(content) == before
     monkeypatch.undo()
     assert (await content.create(BODY, key="cancelled")).status_code == 201
