@@ -175,7 +175,10 @@ async def test_orm_work_falls_back_to_a_session_and_keeps_nothing_of_the_first_t
         assert tries == ["AsyncSession"] and paths["plain"] == 0
 
 
-async def test_fallback_applies_the_rate_limit_once(content: Content, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("where", ["at the start", "in the handler"])
+async def test_fallback_applies_the_rate_limit_once(content: Content, monkeypatch: pytest.MonkeyPatch,
+                                                    where: str) -> None:
+    assert (await invoke(content, {**BODY, "brand_id": content.brand_id})).status == 201  # the caller is cached
     checked: list[str] = []
     limiter = content.env.dispatcher.limiter
     check = limiter.check
@@ -185,7 +188,16 @@ async def test_fallback_applies_the_rate_limit_once(content: Content, monkeypatc
         return await check(bucket)
 
     monkeypatch.setattr(limiter, "check", counted)
-    session_path_only(monkeypatch)
+    if where == "at the start":
+        session_path_only(monkeypatch)
+    else:
+        original = routes._insert
+
+        async def needs_session(call: Any, req: Any) -> Any:
+            await call.session.flush()
+            return await original(call, req)
+
+        monkeypatch.setattr(routes, "_insert", needs_session)
     resp = await invoke(content, {**BODY, "brand_id": content.brand_id})
     assert resp.status == 201 and len(checked) == 1
 
