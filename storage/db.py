@@ -179,9 +179,9 @@ class Database:
     @asynccontextmanager
     async def plain_write(self) -> AsyncIterator[PlainWrite]:
         """A SQLite write transaction without the ORM session, for endpoints declared `session_free` (the create):
-        the same writer turn, pooled write connection, `BEGIN IMMEDIATE` (a locked database waited for on a worker
-        thread), commit on a commit thread and rollback on any exception or cancellation as `session(write=True)`,
-        minus AsyncSession's own work (~0.16 ms of CPU per transaction). What runs in it goes straight to the
+        the same writer turn, a write connection of the pool (kept for the next plain write), `BEGIN IMMEDIATE` (a
+        locked database waited for on a worker thread), commit on a commit thread and rollback on any exception or
+        cancellation as `session(write=True)`, minus AsyncSession's own work (~0.16 ms of CPU per transaction). What runs in it goes straight to the
         driver connection: prepared reads and writes (storage/prepared.py, storage/prepared_write.py). Anything
         else the block asks of its `PlainWrite` raises `SessionNeeded`, the transaction rolls back, and the
         caller runs the request again in a session (server/dispatch.py). SQLite only."""
