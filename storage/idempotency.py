@@ -14,11 +14,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, bindparam, delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
+from storage.prepared import Prepared
 from storage.prepared_write import PreparedWrite
 from storage.tables.idempotency import IdempotencyRecord
 
@@ -28,10 +29,10 @@ _RESERVE = {
     "sqlite": PreparedWrite(sqlite.insert(_TABLE).on_conflict_do_nothing(index_elements=_UNIQUE)),
     "postgresql": PreparedWrite(postgresql.insert(_TABLE).on_conflict_do_nothing(index_elements=_UNIQUE)),
 }
-_STORED = select(_TABLE.c.id, _TABLE.c.request_hash, _TABLE.c.status_code, _TABLE.c.response,
-                 _TABLE.c.created_at).where(_TABLE.c.api_key_id == bindparam("api_key_id"),
-                                            _TABLE.c.endpoint == bindparam("endpoint"),
-                                            _TABLE.c.key == bindparam("key"))
+_STORED = Prepared(select(_TABLE.c.id, _TABLE.c.request_hash, _TABLE.c.status_code, _TABLE.c.response,
+                          _TABLE.c.created_at).where(_TABLE.c.api_key_id == bindparam("api_key_id"),
+                                                     _TABLE.c.endpoint == bindparam("endpoint"),
+                                                     _TABLE.c.key == bindparam("key")))
 _SETTLE = PreparedWrite(update(_TABLE).where(_TABLE.c.id == bindparam("record_id")).values(
     status_code=bindparam("status_code"), response=bindparam("response")))
 _FORGET = delete(_TABLE).where(_TABLE.c.id == bindparam("record_id"))
@@ -47,10 +48,11 @@ async def reserve(session: AsyncSession, *, api_key_id: str, endpoint: str, key:
     return record_id if written == 1 else None
 
 
-async def stored(session: AsyncSession, *, api_key_id: str, endpoint: str, key: str) -> Row[Any] | None:
-    """The stored record (id, request_hash, status_code, response, created_at), or None."""
-    names = {"api_key_id": api_key_id, "endpoint": endpoint, "key": key}
-    return (await session.exec(_STORED, params=names)).first()  # type: ignore[call-overload]
+async def stored(session: AsyncSession, *, api_key_id: str, endpoint: str, key: str) -> Any | None:
+    """The stored record (id, request_hash, status_code, response, created_at), or None. A prepared read: it runs
+    in a session-free write transaction too (an idempotent replay of a create, storage/db.py `plain_write`)."""
+    found = await _STORED.rows(session, {"api_key_id": api_key_id, "endpoint": endpoint, "key": key})
+    return found[0] if found else None
 
 
 async def settle(session: AsyncSession, record_id: str, status_code: int, response: dict[str, Any]) -> None:

@@ -28,7 +28,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from sqlmodel.sql.expression import SelectOfScalar
 
 from schemas.time import iso
-from storage.db import json_loads
+from storage.db import PlainWrite, json_loads
 from storage.sqlite_inline import InlineConnection
 from storage.types import UTCDateTime
 
@@ -238,6 +238,8 @@ async def _driver_of(session: AsyncSession) -> tuple[Any, Any]:
     (the brand check, the page, its labels), and each round trip into the session's greenlet costs more than
     a SQLite query. Kept in `session.info` beside the transaction it belongs to; a new transaction (after a
     commit or rollback) finds its own."""
+    if type(session) is PlainWrite:  # a write transaction without a session (storage/db.py `plain_write`)
+        return session.driver
     found = cached_driver(session)
     if found is not None:
         return found

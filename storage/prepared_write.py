@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from storage.db import PlainWrite
 from storage.prepared import cached_driver
 from storage.sqlite_inline import InlineConnection
 
@@ -47,15 +48,17 @@ class PreparedWrite:
 
     async def run_many(self, session: AsyncSession, params: list[dict[str, Any]]) -> int:
         """Execute with each set of parameters (all with the same names); the number of rows written."""
-        sync = session.sync_session
-        # The transaction's connection as a prepared read of this transaction found it (the create's brand check),
-        # when no ORM change waits to be flushed: no round trip into the session's greenlet.
-        found_driver = cached_driver(session) if sync._is_clean() else None
-        driver, dialect = found_driver or await session.run_sync(_write_driver)
+        if type(session) is PlainWrite:  # a write transaction without a session (storage/db.py `plain_write`)
+            driver, dialect = session.driver
+        else:
+            # The transaction's connection as a prepared read of this transaction found it (the create's brand
+            # check), when no ORM change waits to be flushed: no round trip into the session's greenlet.
+            found_driver = cached_driver(session) if session.sync_session._is_clean() else None
+            driver, dialect = found_driver or await session.run_sync(_write_driver)
         found = None
         if isinstance(driver, InlineConnection) and driver.busy_timeout_ms is not None:
             found = self._compile(dialect, tuple(params[0]))
-        if found is None:
+        if found is None:  # (in a `PlainWrite`, SessionNeeded: the request runs again in a session)
             result = await session.exec(self.statement, params=params if len(params) > 1 else params[0])
             return result.rowcount  # type: ignore[attr-defined]
         compiled, binds = found

@@ -272,7 +272,7 @@ ENDPOINTS = [
         name="create_content_item", method="POST", path=CONTENT_ITEM_PATH, toolset="content",
         handler=create_content_item, request=sc.CreateContentItemRequest, response=sc.CreatedContentItem,
         scopes=("posts:write",), idempotency="optional", status=201, brand_row=False,
-        title="Create content item (draft)",
+        session_free=True, title="Create content item (draft)",
         summary="Create a draft: name, copy, platform settings, intended integrations, labels and "
                 "ready media.",
         guidance="Strict body: unknown keys, unsorted or duplicate IDs are refused, never "
@@ -282,7 +282,7 @@ ENDPOINTS = [
         name="create_content_item_older", method="POST", path=CONTENT_ITEM_PATH, variant="older",
         toolset="publishing", handler=create_content_item_older, request=sc.CreateContentItemOlderRequest,
         response=sc.OlderContentItem, scopes=("posts:write",), status=201, brand_row=False,
-        title="Create content item (older)",
+        session_free=True, title="Create content item (older)",
         summary="Create a draft content item in the older shape: no idempotency key, no intended integrations or "
                 "thumbnail media, and the created item itself as data.",
         guidance=f"{NO_SIDE_EFFECTS} Prefer create_content_item. REST: POST ...?variant=older.",

@@ -212,6 +212,15 @@ def _alt_text_keys(issues: Issues, path: str, alt_text: dict[str, str], media_id
 
 # -- 422: rules that need stored data ------------------------------------------------------------------------
 
+# Prepared reads (columns, not ORM objects): they run in a create's session-free write transaction too
+# (storage/db.py `plain_write`); `media_kind` and the checks below read only these columns of a Media row.
+_BRAND_INTEGRATIONS = Prepared(select(Integration.id).where(Integration.brand_id == bindparam("brand_id"),
+                                                            Integration.id.in_(bindparam("ids", expanding=True))))
+_BRAND_LABELS = Prepared(select(Label.id).where(Label.brand_id == bindparam("brand_id"),
+                                                Label.id.in_(bindparam("ids", expanding=True))))
+_BRAND_MEDIA = Prepared(select(Media.id, Media.status, Media.kind, Media.content_type).where(
+    Media.brand_id == bindparam("brand_id"), Media.id.in_(bindparam("ids", expanding=True))))
+
 async def data_issues(session: AsyncSession, brand_id: str, draft: Draft, fields: set[str] | None = None) -> Issues:
     """Check what `fields` refer to (all fields when None): integrations, labels and media of this brand."""
     issues = Issues()
@@ -220,15 +229,14 @@ async def data_issues(session: AsyncSession, brand_id: str, draft: Draft, fields
         return fields is None or name in fields
 
     if wanted("intended_integration_ids") and draft.intended_integration_ids:
-        found = set((await session.exec(select(Integration.id).where(
-            Integration.brand_id == brand_id, Integration.id.in_(draft.intended_integration_ids)))).all())
+        found = {r.id for r in await _BRAND_INTEGRATIONS.rows(session, {"brand_id": brand_id,
+                                                                        "ids": draft.intended_integration_ids})}
         for i, iid in enumerate(draft.intended_integration_ids):
             if iid not in found:
                 issues.add(f"$.intended_integration_ids[{i}]", "NOT_FOUND",
                            "No integration of this brand has this ID; use an integration_id from list_targets.")
     if wanted("label_ids") and draft.label_ids:
-        found = set((await session.exec(select(Label.id).where(
-            Label.brand_id == brand_id, Label.id.in_(draft.label_ids)))).all())
+        found = {r.id for r in await _BRAND_LABELS.rows(session, {"brand_id": brand_id, "ids": draft.label_ids})}
         for i, lid in enumerate(draft.label_ids):
             if lid not in found:
                 issues.add(f"$.label_ids[{i}]", "NOT_FOUND",
@@ -236,8 +244,7 @@ async def data_issues(session: AsyncSession, brand_id: str, draft: Draft, fields
 
     refs = [r for r in draft.media_refs() if wanted(r[2] or "thumbnail_media_id")]
     if refs:
-        rows = (await session.exec(select(Media).where(
-            Media.brand_id == brand_id, Media.id.in_(sorted({r[1] for r in refs}))))).all()
+        rows = await _BRAND_MEDIA.rows(session, {"brand_id": brand_id, "ids": sorted({r[1] for r in refs})})
         media = {m.id: m for m in rows}
         for path, mid, _ in refs:
             m = media.get(mid)
@@ -255,11 +262,11 @@ async def data_issues(session: AsyncSession, brand_id: str, draft: Draft, fields
     return issues
 
 
-def media_kind(m: Media) -> str:
+def media_kind(m: Any) -> str:
     return m.kind or m.content_type.split("/", 1)[0]
 
 
-def _media_kinds(issues: Issues, draft: Draft, media: dict[str, Media], fields: set[str] | None) -> None:
+def _media_kinds(issues: Issues, draft: Draft, media: dict[str, Any], fields: set[str] | None) -> None:
     pinterest = draft.settings.get("pinterest_settings")
     if pinterest is not None and (fields is None or "pinterest_settings" in fields) and pinterest.media_ids:
         kinds = [media_kind(media[m]) for m in pinterest.media_ids]
