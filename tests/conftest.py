@@ -163,7 +163,7 @@ def pg_scratch() -> Any:
     drop_pg_database(base, url)
 
 
-# Parallel runs (pytest-xdist, `-n auto --dist loadfile` in pyproject.toml): each test file runs whole on one
+# Parallel runs (pytest-xdist, `-n auto --dist loadfile` in pyproject.toml, one worker per core plus one): each test file runs whole on one
 # worker, so a module-scoped fixture (a served subprocess, Chromium, a built bundle) starts once as in a serial
 # run. Session fixtures are per worker and safe side by side: scratch databases and temporary directories are
 # named per process, and servers (the Bluesky PDS included) bind free ports.
@@ -172,6 +172,13 @@ def pg_scratch() -> Any:
 # of tests, most first. xdist's own order (by number of tests alone) left the few-but-long files (Chromium, the
 # docs' shell sessions, the fuzzer) to the end, where one worker ran them while the other sat idle
 # (`--no-loadscope-reorder` in pyproject.toml keeps the order given here).
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the cores. The suite waits on subprocesses, servers and Chromium for part
+    of its time; on 2 cores a third worker took the clean-clone run from 6 min 31 s to 6 min 02 s, a fourth
+    made it slower again (6 min 10 s), docs/operations.md."""
+    return len(os.sched_getaffinity(0)) + 1
 
 
 @pytest.hookimpl(tryfirst=True)
