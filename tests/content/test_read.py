@@ -249,3 +249,27 @@ def test_summary_platforms_and_media_ids_keep_registry_order() -> None:
         item = SimpleNamespace(settings=settings, platform_copy=rng.choice([None, copy]))
         assert media_ids(item) == media_ids_walk(item)
         assert platforms(item) == platforms_walk(item)
+
+
+def test_summary_platforms_and_media_ids_remembered_by_key_set() -> None:
+    """What the keys decide is remembered by key set: each call still gets a list of its own, media IDs still come
+    from the item's own values, and a settings key of no platform still fails every time."""
+    from types import SimpleNamespace
+
+    from tools.content import rules
+
+    item = SimpleNamespace(settings={"x_settings": {"media_ids": ["med_1"]}, "tiktok_settings": None},
+                           platform_copy={"instagram": {"caption": "c"}})
+    first = rules.platforms(item)
+    first.append("changed")
+    assert rules.platforms(item) == [p for p in first if p != "changed"]
+    assert rules.media_ids(item) == ["med_1"]
+    other = SimpleNamespace(settings={"x_settings": {"media_ids": ["med_2"]}, "tiktok_settings": None},
+                            platform_copy=None)
+    assert rules.media_ids(other) == ["med_2"]
+    for _ in range(2):
+        with pytest.raises(KeyError):
+            rules.platforms(SimpleNamespace(settings={"nonsense": {}}, platform_copy=None))
+    for n in range(rules._REMEMBERED * 2):  # bounded
+        rules.platforms(SimpleNamespace(settings={}, platform_copy={f"p{n}": {}}))
+    assert len(rules._PLATFORMS_OF) <= rules._REMEMBERED

@@ -417,7 +417,7 @@ def media_ids(item: ContentItem) -> list[str]:
     seen: dict[str, None] = {}
     settings = item.settings  # once: the list reads rows, whose attribute access is not free
     # the item's own settings keys in registry order (a loop over every registry key cost more than the rest)
-    for key in sorted((k for k in settings if k in _SETTINGS_ORDER), key=_SETTINGS_ORDER.__getitem__):
+    for key in _settings_in_order(settings):
         s = settings[key]
         if not s:
             continue
@@ -428,8 +428,46 @@ def media_ids(item: ContentItem) -> list[str]:
 
 
 def platforms(item: ContentItem) -> list[str]:
-    have = {PLATFORM_OF_SETTINGS[k] for k in item.settings} | set(item.platform_copy or {})
-    return sorted((k for k in have if k in _PLATFORM_ORDER), key=_PLATFORM_ORDER.__getitem__)  # registry order
+    settings, copy = item.settings, item.platform_copy
+    if type(settings) is not dict or not (copy is None or type(copy) is dict):
+        return list(_platforms(settings, copy))
+    key = (*settings, None, *(copy or ()))  # the keys are what decides (None: never a JSON object's key)
+    found = _PLATFORMS_OF.get(key)
+    if found is None:
+        found = _platforms(settings, copy)  # raises as before for a settings key of no platform
+        _remember(_PLATFORMS_OF, key, found)
+    return list(found)
+
+
+def _platforms(settings: Any, copy: Any) -> tuple[str, ...]:
+    have = {PLATFORM_OF_SETTINGS[k] for k in settings} | set(copy or {})
+    return tuple(sorted((k for k in have if k in _PLATFORM_ORDER), key=_PLATFORM_ORDER.__getitem__))  # registry order
+
+
+def _settings_in_order(settings: Any) -> tuple[str, ...]:
+    """The registry's settings keys among `settings`' keys, in registry order."""
+    if type(settings) is not dict:
+        return tuple(sorted((k for k in settings if k in _SETTINGS_ORDER), key=_SETTINGS_ORDER.__getitem__))
+    key = tuple(settings)
+    found = _SETTINGS_IN_ORDER.get(key)
+    if found is None:
+        found = tuple(sorted((k for k in key if k in _SETTINGS_ORDER), key=_SETTINGS_ORDER.__getitem__))
+        _remember(_SETTINGS_IN_ORDER, key, found)
+    return found
+
+
+# A list page computes `platforms` and `media_ids` for each of its items, whose settings and per-platform copy
+# come in a handful of key sets: what the keys decide (the platforms, the order of the settings to walk) is kept
+# by key set, bounded (docs/operations.md, "the content list, fifth pass").
+_PLATFORMS_OF: dict[tuple[Any, ...], tuple[str, ...]] = {}
+_SETTINGS_IN_ORDER: dict[tuple[Any, ...], tuple[str, ...]] = {}
+_REMEMBERED = 512
+
+
+def _remember(memo: dict[tuple[Any, ...], tuple[str, ...]], key: tuple[Any, ...], value: tuple[str, ...]) -> None:
+    if len(memo) >= _REMEMBERED:
+        memo.clear()
+    memo[key] = value
 
 
 def summary(item: Any, label_ids: list[str], self_link: Any) -> dict[str, Any]:
