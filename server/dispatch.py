@@ -209,7 +209,7 @@ class Dispatcher:
                              client: str, refused: ApiError | None, caller: Caller | None,
                              admitted: bool = False) -> Outcome:
         try:
-            if ep.session_free and not ep.changes_nothing and self.rt.db.is_sqlite:
+            if ep.session_free and self.rt.db.is_sqlite:
                 limited: list[bool] = []
                 try:
                     return await self._invoke(ep, dict(args), token, headers or {}, idempotency_header, request_id,
@@ -278,7 +278,8 @@ class Dispatcher:
             await self._rate_limit(f"ip:{client}")
             if plain is not None:
                 plain.append(True)
-        transaction = rt.db.session(write=not ep.changes_nothing) if plain is None else rt.db.plain_write()
+        transaction = rt.db.session(write=not ep.changes_nothing) if plain is None else \
+            rt.db.plain_read() if ep.changes_nothing else rt.db.plain_write()
         async with transaction as session:
             caller: Caller | None = None
             if not ep.public:

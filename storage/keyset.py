@@ -76,7 +76,7 @@ class PageQuery:
                 .order_by(*order(column, id_column, desc)).limit(limit), iso=iso)
             for desc in (False, True) for positioned in (False, True)}
         # The position of a row by its ID among the rows the list's filters select (the spec-fixed cursor).
-        self._position = select(column).where(query.whereclause, id_column == last_id)
+        self._position = Prepared(select(column).where(query.whereclause, id_column == last_id))
 
     async def page(self, session: AsyncSession, params: dict[str, Any], *, desc: bool, limit: int,
                    position: Position | None = None) -> tuple[list[Any], bool]:
@@ -92,8 +92,8 @@ class PageQuery:
         """As `position_of_id`, among the rows the list's filters select."""
         if not is_id(cursor, id_prefix):
             return None
-        value = (await session.exec(self._position, params={**params, "keyset_id": cursor})).first()
-        return None if value is None else (value, cursor)
+        found = await self._position.rows(session, {**params, "keyset_id": cursor})
+        return (found[0][0], cursor) if found else None
 
 
 def _b64(data: bytes) -> str:

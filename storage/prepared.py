@@ -28,7 +28,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from sqlmodel.sql.expression import SelectOfScalar
 
 from schemas.time import iso
-from storage.db import PlainWrite, json_loads
+from storage.db import PlainRead, PlainWrite, json_loads
 from storage.sqlite_inline import InlineConnection
 from storage.types import UTCDateTime
 
@@ -240,6 +240,8 @@ async def _driver_of(session: AsyncSession) -> tuple[Any, Any]:
     commit or rollback) finds its own."""
     if type(session) is PlainWrite:  # a write transaction without a session (storage/db.py `plain_write`)
         return session.driver
+    if type(session) is PlainRead:  # a read transaction without a session (storage/db.py `plain_read`)
+        return await session.driver()
     found = cached_driver(session)
     if found is not None:
         return found

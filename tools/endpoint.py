@@ -88,7 +88,8 @@ class Endpoint:
     # The handler's database work is prepared reads and writes only (storage/prepared.py, prepared_write.py): on
     # SQLite its write transaction skips the ORM session (storage/db.py `plain_write`). Anything else it asks of
     # `call.session` rolls that transaction back and the request runs again in a session: a wrong declaration
-    # costs time, never data.
+    # costs time, never data. A read so declared runs its prepared reads in a read transaction without the
+    # session (`plain_read`), in one snapshot as a read session's.
     session_free: bool = False
 
     @property

@@ -297,7 +297,7 @@ ENDPOINTS = [
     Endpoint(
         name="list_content_items", method="GET", path=CONTENT_ITEM_PATH, toolset="content",
         handler=list_content_items, request=ListContentItemsRequest, response=sc.ContentItemPage,
-        scopes=("posts:read",), brand_row=False, title="List content items",
+        scopes=("posts:read",), brand_row=False, session_free=True, title="List content items",
         summary="List a brand's content items as summaries, most recently updated first, in "
                 "cursor pages.",
         guidance="Read-only; does not say whether an item is scheduled (list_drafts lists unused "
