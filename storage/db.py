@@ -289,7 +289,9 @@ class PlainWrite:
 
 
 _SESSION_NEEDED = "session_needed"  # PlainWrite.info: what was asked of it (the first name)
-_READ_IDLE_MAX = SQLITE_READ_POOL  # idle read connections kept out of the pool for plain reads
+# Idle read connections kept out of the pool for plain reads: a plain read holds its connection only across awaits
+# that rarely wait, so a few serve a process's concurrent requests; more go back to the pool.
+_READ_IDLE_MAX = 8
 
 
 class PlainRead:

@@ -92,6 +92,8 @@ class Prepared:
         """As `rows`, for a handler whose only read this is (`GET /v1/context`): on SQLite it runs on a pooled
         read connection of its own, outside the session's transaction (one statement reads one snapshot
         anyway), which spares the session its connection and transaction (~10 % of that request)."""
+        if type(session) is PlainRead:  # its transaction (storage/db.py `plain_read`): already off the session
+            return await self.rows(session, params)
         engine = session.bind
         if not (engine.dialect.name == "sqlite" and isinstance(engine.sync_engine.pool, AsyncAdaptedQueuePool)):
             return await self.rows(session, params)

@@ -185,3 +185,22 @@ async def test_plain_read_gives_its_connection_back_out_of_any_transaction(sqlit
     assert db._read_idle == [raw]
     await db.dispose()
     assert db._read_idle == []
+
+
+async def test_a_read_alone_in_a_plain_read_joins_its_transaction(content: Content) -> None:
+    """`Prepared.rows_alone` (a handler's only read) in a plain read runs in that read's transaction and snapshot,
+    on the kept connection: no pool checkout of its own."""
+    if content.env.backend != "sqlite":
+        pytest.skip("plain reads are SQLite's")
+    await seed(content)
+    db = content.env.db
+    query = routes._LIST._statements[True, False]
+    params = {"brand_id": content.brand_id, "keyset_limit": 50}
+    async with db.plain_read() as read:
+        before = await query.rows_alone(read, params)
+        raw = read._begun[0]
+        async with db.session(write=True) as s:
+            await s.exec(text("UPDATE content_items SET name = 'changed' WHERE brand_id = :b"),
+                         params={"b": content.brand_id})
+        assert await query.rows_alone(read, params) == before and read._begun[0] is raw
+    assert db._read_idle[-1] is raw
