@@ -106,6 +106,30 @@ _DUE = ("approval_status = 'approved' AND ("
         "OR (status = 'publishing' AND lease_owner IS NOT NULL AND lease_expires_at < :now))")
 
 
+M = TypeVar("M")
+_FIELD_DEFAULTS: dict[type, list[tuple[str, Any]]] = {}
+
+
+def _new_row(model: type[M], **values: Any) -> M:
+    """A new (transient) object of a table model with `values` and the model's defaults for its other optional
+    fields: what `model(**values)` makes, without SQLModel's constructor, which sends each of ~20 fields through
+    pydantic's and SQLAlchemy's `__setattr__` (the largest share of making a run's targets and publications).
+    The values go straight into the object's `__dict__`, as SQLAlchemy's loader fills a loaded object: the unit
+    of work inserts a new object from its `__dict__`, and changes made after this are tracked as usual."""
+    defaults = _FIELD_DEFAULTS.get(model)
+    if defaults is None:
+        defaults = _FIELD_DEFAULTS[model] = [(name, info) for name, info in model.model_fields.items()  # type: ignore[attr-defined]
+                                             if not info.is_required()]
+    obj = model._sa_class_manager.new_instance()  # type: ignore[attr-defined]
+    state = obj.__dict__
+    for name, info in defaults:
+        if name not in values:
+            state[name] = info.get_default(call_default_factory=True)
+    state.update(values)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    return obj
+
+
 def target_token(execution_id: str, integration_id: str) -> str:
     """Stable for every attempt of one target, unique across targets: what the provider dedupes on."""
     return "sp_" + hashlib.sha256(f"{execution_id}|{integration_id}".encode()).hexdigest()[:40]
@@ -492,8 +516,8 @@ def _media_type(kinds: list[str | None]) -> str | None:
 
 async def _start_execution(s: AsyncSession, rt: Runtime, schedule: Schedule,
                            now: datetime) -> tuple[PublishExecution, list[PublishTarget]]:
-    execution = PublishExecution(id=new_id("run"), brand_id=schedule.brand_id, schedule_id=schedule.id,
-                                 status="processing", started_at=now, created_at=now, updated_at=now)
+    execution = _new_row(PublishExecution, id=new_id("run"), brand_id=schedule.brand_id, schedule_id=schedule.id,
+                                status="processing", started_at=now, created_at=now, updated_at=now)
     # The unit of work does not order inserts by foreign key, and the targets reference the run: the run goes
     # in as a Core insert before them, in a group at the start of its next flush (`_insert_new_runs`), so the
     # runs, targets and publications of a whole group are three bulk inserts.
@@ -520,18 +544,18 @@ async def _start_execution(s: AsyncSession, rt: Runtime, schedule: Schedule,
         platform = integration.platform if integration else "unknown"
         settings = _platform_settings(item, platform) or {}
         kinds = [media[m].kind if m in media else None for m in settings.get("media_ids") or []]
-        target = PublishTarget(id=new_id("ptg"), execution_id=execution.id, schedule_id=schedule.id,
-                               brand_id=schedule.brand_id, integration_id=integration_id, platform=platform,
-                               idempotency_token=target_token(execution.id, integration_id),
-                               created_at=now, updated_at=now)
-        publication = Publication(
-            id=new_id("pub"), workspace_id=schedule.workspace_id, brand_id=schedule.brand_id,
-            schedule_id=schedule.id, execution_id=execution.id, target_id=target.id, platform=platform,
+        target_id, publication_id = new_id("ptg"), new_id("pub")
+        target = _new_row(PublishTarget, id=target_id, execution_id=execution.id, schedule_id=schedule.id,
+                          brand_id=schedule.brand_id, integration_id=integration_id, platform=platform,
+                          idempotency_token=target_token(execution.id, integration_id),
+                          created_at=now, updated_at=now, publication_id=publication_id)
+        publication = _new_row(
+            Publication, id=publication_id, workspace_id=schedule.workspace_id, brand_id=schedule.brand_id,
+            schedule_id=schedule.id, execution_id=execution.id, target_id=target_id, platform=platform,
             integration_id=integration_id, post_id=schedule.content_item_id,
             post_name=item.name if item else None, post_type=_post_type(item, platform),
             media_type=_media_type(kinds), status="processing",
             source="queue" if schedule.source == "queue" else "calendar", created_at=now, updated_at=now)
-        target.publication_id = publication.id
         s.add(target)
         s.add(publication)
         targets.append(target)
