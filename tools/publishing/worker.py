@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 import anyio
 from sqlalchemy import bindparam, event, insert, text, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import instance_state
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -291,10 +292,20 @@ def _insert_new_runs(session: Session, _context: Any, _instances: Any) -> None:
         waiting.clear()
 
 
+async def _get(s: AsyncSession, model: type[M], ident: str) -> M | None:
+    """`s.get(model, ident)`. A row the session holds (the group's rows, found by `_prefetch`, and those its steps
+    made) comes straight from the identity map, as `s.get` would return it, without its trip through the session's
+    greenlet (about a dozen such gets per target); any other row goes through `s.get`."""
+    found = s.sync_session.identity_map.get((model, (ident,), None))
+    if found is not None and isinstance(found, model) and not instance_state(found).expired:
+        return found
+    return await s.get(model, ident)
+
+
 async def _locked_schedule(s: AsyncSession, schedule_id: str) -> Schedule | None:
     """The Schedule row locked for this transaction: from the group's read when it locked it, else read now."""
     if schedule_id in s.info.get(_LOCKED, ()):
-        return await s.get(Schedule, schedule_id)  # in the identity map: no statement
+        return await _get(s, Schedule, schedule_id)  # in the identity map: no statement
     return await s.get(Schedule, schedule_id, with_for_update=True)
 
 
@@ -459,7 +470,7 @@ async def run_schedule(rt: Runtime, owner: str, schedule_id: str) -> None:
             schedule.lease_owner = schedule.lease_expires_at = schedule.next_attempt_at = None
             schedule.updated_at = now
             return None
-        execution = (await s.get(PublishExecution, schedule.latest_execution_id)
+        execution = (await _get(s, PublishExecution, schedule.latest_execution_id)
                      if schedule.latest_execution_id else None)
         if execution is None or execution.status != "processing":
             execution, targets = await _start_execution(s, rt, schedule, now)
@@ -527,9 +538,9 @@ async def _start_execution(s: AsyncSession, rt: Runtime, schedule: Schedule,
     else:
         with s.sync_session.no_autoflush:  # a Core statement flushes the session first
             await s.execute(insert(_RUNS_TABLE), [row])
-    item = await s.get(ContentItem, schedule.content_item_id)
+    item = await _get(s, ContentItem, schedule.content_item_id)
     if schedule.id in s.info.get(_LOCKED, ()):  # the group read them: the identity map has them
-        found = [await s.get(Integration, i) for i in sorted(set(schedule.integration_ids))]
+        found = [await _get(s, Integration, i) for i in sorted(set(schedule.integration_ids))]
         integrations = {i.id: i for i in found if i is not None and i.brand_id == schedule.brand_id}
     else:
         integrations = {i.id: i for i in (await s.exec(select(Integration).where(
@@ -622,7 +633,7 @@ def _build_post(item: ContentItem, integration: Integration, media: dict[str, Me
 
 
 async def _prepare(s: AsyncSession, rt: Runtime, target: PublishTarget, schedule: Schedule) -> _Attempt:
-    integration = await s.get(Integration, target.integration_id)
+    integration = await _get(s, Integration, target.integration_id)
     if integration is None or integration.brand_id != target.brand_id:
         raise _Skip("action_required", "The account is no longer connected to this brand; connect it again and "
                                        "schedule the post anew.")
@@ -633,7 +644,7 @@ async def _prepare(s: AsyncSession, rt: Runtime, target: PublishTarget, schedule
     provider = rt.providers.get(integration.provider)
     if provider is None:
         raise _Skip("failed", "No publishing adapter is available for this account; nothing was sent.")
-    item = await s.get(ContentItem, schedule.content_item_id)
+    item = await _get(s, ContentItem, schedule.content_item_id)
     if item is None:
         raise _Skip("failed", "The content item no longer exists; nothing was sent.")
     settings = _platform_settings(item, integration.platform) or {}
@@ -662,13 +673,13 @@ async def _locked_target(s: AsyncSession, target_id: str,
     a run locks the Schedule first; the target is read again after the lock. `schedule_id`, when the caller
     knows it, saves the first read."""
     if schedule_id is None:
-        target = await s.get(PublishTarget, target_id)
+        target = await _get(s, PublishTarget, target_id)
         if target is None:
             return None, None
         schedule_id = target.schedule_id
     schedule = await _locked_schedule(s, schedule_id)
     if schedule_id in s.info.get(_LOCKED, ()):  # read by the group after the lock: current
-        target = await s.get(PublishTarget, target_id)
+        target = await _get(s, PublishTarget, target_id)
     else:
         target = await s.get(PublishTarget, target_id, populate_existing=True)
     if target is None or target.schedule_id != schedule_id:
@@ -686,7 +697,7 @@ async def _begin_attempt(s: AsyncSession, rt: Runtime, owner: str, target_id: st
     if isinstance(locked, Schedule):
         schedule = locked
         if target is None:
-            target = await s.get(PublishTarget, target_id)
+            target = await _get(s, PublishTarget, target_id)
     else:
         target, schedule = await _locked_target(s, target_id, schedule_id)
     if target is None or schedule is None or schedule.lease_owner != owner or target.state in TARGET_FINAL_STATES:
@@ -745,7 +756,7 @@ async def run_target(rt: Runtime, owner: str, target_id: str, *, begun: _Attempt
         if result is not None:
             await _settle_final(s, now, target, schedule, "published", None, result)
         elif error is not None and error.kind == "reauth_required":
-            integration = await s.get(Integration, target.integration_id)
+            integration = await _get(s, Integration, target.integration_id)
             if integration is not None and integration.status == "connected":
                 integration.status, integration.updated_at = "needs_reauth", now
                 await notify.integration_status_changed(s, now, integration, "connected")
@@ -782,7 +793,7 @@ def _reason(error: ProviderError | None, kind: str) -> str:
 
 
 async def _store_credentials(s: AsyncSession, rt: Runtime, now: datetime, account: Account) -> None:
-    integration = await s.get(Integration, account.integration_id)
+    integration = await _get(s, Integration, account.integration_id)
     if integration is not None and isinstance(account.credentials, dict) and account.credentials:
         integration.credentials = vault.seal(rt.settings, account.credentials)
         integration.updated_at = now
@@ -796,7 +807,7 @@ async def _settle_final(s: AsyncSession, now: datetime, target: PublishTarget, s
     target.failure_reason, target.error_kind = reason, error_kind
     if result is not None:
         target.publish_id, target.permalink_url = result.publish_id, result.permalink_url
-    publication = await s.get(Publication, target.publication_id) if target.publication_id else None
+    publication = await _get(s, Publication, target.publication_id) if target.publication_id else None
     if publication is not None:
         publication.updated_at = now
         if state == "published":
@@ -811,12 +822,12 @@ async def _settle_final(s: AsyncSession, now: datetime, target: PublishTarget, s
 
 async def _notify_outcome(s: AsyncSession, now: datetime, target: PublishTarget, schedule: Schedule, state: str,
                           reason: str | None, publication: Publication | None) -> None:
-    brand = await s.get(Brand, schedule.brand_id)
+    brand = await _get(s, Brand, schedule.brand_id)
     if brand is None:
         return
     known = BY_KEY.get(target.platform)
     platform = known.display_name if known else target.platform
-    integration = await s.get(Integration, target.integration_id)
+    integration = await _get(s, Integration, target.integration_id)
     account = (integration.display_name or integration.username) if integration else None
     where = f"{platform} ({account})" if account else platform
     name = (publication.post_name if publication else None) or "A post"
@@ -850,7 +861,7 @@ async def _finish_if_final(s: AsyncSession, now: datetime, schedule: Schedule,
     schedule.updated_at = now
     schedule.failure_reason = (None if status == "published" else
                                f"{len(targets) - published} of {len(targets)} targets did not publish.")
-    execution = await s.get(PublishExecution, schedule.latest_execution_id)
+    execution = await _get(s, PublishExecution, schedule.latest_execution_id)
     if execution is not None:
         execution.status, execution.finished_at, execution.updated_at = status, now, now
     return True
