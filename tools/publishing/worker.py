@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 import anyio
 from sqlalchemy import bindparam, event, insert, text, update
 from sqlalchemy.orm import Session
-from sqlalchemy.orm.attributes import instance_state
+from sqlalchemy.orm.attributes import instance_state, set_attribute
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -121,7 +121,9 @@ def _new_row(model: type[M], **values: Any) -> M:
     if defaults is None:
         defaults = _FIELD_DEFAULTS[model] = [(name, info) for name, info in model.model_fields.items()  # type: ignore[attr-defined]
                                              if not info.is_required()]
-    obj = model._sa_class_manager.new_instance()  # type: ignore[attr-defined]
+    manager = model._sa_class_manager  # type: ignore[attr-defined]
+    manager.mapper._check_configure()  # what the constructor's `init` event does (no other listener here)
+    obj = manager.new_instance()
     state = obj.__dict__
     for name, info in defaults:
         if name not in values:
@@ -129,6 +131,16 @@ def _new_row(model: type[M], **values: Any) -> M:
     state.update(values)
     object.__setattr__(obj, "__pydantic_fields_set__", set(values))
     return obj
+
+
+def _set(obj: Any, **values: Any) -> None:
+    """`obj.<name> = <value>` for each column field given, as SQLModel's `__setattr__` does it (SQLAlchemy's tracked
+    set, then the field joins pydantic's fields-set) minus its per-call checks: 0.45 µs a field instead of 4.6 on
+    this machine, and a target's steps set ~40."""
+    fields_set = obj.__pydantic_fields_set__
+    for name, value in values.items():
+        set_attribute(obj, name, value)
+        fields_set.add(name)
 
 
 def target_token(execution_id: str, integration_id: str) -> str:
@@ -570,10 +582,7 @@ async def _start_execution(s: AsyncSession, rt: Runtime, schedule: Schedule,
         s.add(target)
         s.add(publication)
         targets.append(target)
-    schedule.latest_execution_id = execution.id
-    schedule.failure_reason = None
-    schedule.blocking_reason = None
-    schedule.updated_at = now
+    _set(schedule, latest_execution_id=execution.id, failure_reason=None, blocking_reason=None, updated_at=now)
     return execution, sorted(targets, key=lambda t: t.id)
 
 
@@ -707,9 +716,9 @@ async def _begin_attempt(s: AsyncSession, rt: Runtime, owner: str, target_id: st
     except _Skip as skip:
         await _settle_final(s, now, target, schedule, skip.state, skip.reason, None)
         return await _finish_if_final(s, now, schedule)
-    target.state, target.attempts, target.attempted_at = "attempting", target.attempts + 1, now
-    target.next_attempt_at, target.updated_at = None, now
-    schedule.lease_expires_at = now + LEASE
+    _set(target, state="attempting", attempts=target.attempts + 1, attempted_at=now, next_attempt_at=None,
+         updated_at=now)
+    _set(schedule, lease_expires_at=now + LEASE)
     return attempt
 
 
@@ -763,9 +772,9 @@ async def run_target(rt: Runtime, owner: str, target_id: str, *, begun: _Attempt
             await _settle_final(s, now, target, schedule, "action_required", _reason(error, error.kind),
                                 None, error_kind=error.kind)
         elif error is not None and error.retryable and target.attempts < MAX_ATTEMPTS:
-            target.state, target.error_kind, target.updated_at = "retry_wait", error.kind, now
+            _set(target, state="retry_wait", error_kind=error.kind, updated_at=now)
             count_outcome(target.platform, "retry", error.kind)
-            target.next_attempt_at = now + backoff(target.attempts, error.retry_after)
+            _set(target, next_attempt_at=now + backoff(target.attempts, error.retry_after))
         else:
             kind = error.kind if error is not None else "transient"
             await _settle_final(s, now, target, schedule, "failed", _reason(error, kind), None, error_kind=kind)
@@ -801,22 +810,20 @@ async def _store_credentials(s: AsyncSession, rt: Runtime, now: datetime, accoun
 
 async def _settle_final(s: AsyncSession, now: datetime, target: PublishTarget, schedule: Schedule, state: str,
                         reason: str | None, result: PostResult | None, *, error_kind: str | None = None) -> None:
-    target.state, target.settled_at, target.updated_at = state, now, now
+    _set(target, state=state, settled_at=now, updated_at=now)
     count_outcome(target.platform, state, error_kind)
-    target.next_attempt_at = None
-    target.failure_reason, target.error_kind = reason, error_kind
+    _set(target, next_attempt_at=None, failure_reason=reason, error_kind=error_kind)
     if result is not None:
-        target.publish_id, target.permalink_url = result.publish_id, result.permalink_url
+        _set(target, publish_id=result.publish_id, permalink_url=result.permalink_url)
     publication = await _get(s, Publication, target.publication_id) if target.publication_id else None
     if publication is not None:
-        publication.updated_at = now
+        _set(publication, updated_at=now)
         if state == "published":
-            publication.status, publication.published_at = "published", now
-            publication.publish_id = result.publish_id if result else None
-            publication.permalink_url = result.permalink_url if result else None
-            publication.failure_reason = None
+            _set(publication, status="published", published_at=now,
+                 publish_id=result.publish_id if result else None,
+                 permalink_url=result.permalink_url if result else None, failure_reason=None)
         else:
-            publication.status, publication.failure_reason = "failed", reason
+            _set(publication, status="failed", failure_reason=reason)
     await _notify_outcome(s, now, target, schedule, state, reason, publication)
 
 
@@ -856,14 +863,12 @@ async def _finish_if_final(s: AsyncSession, now: datetime, schedule: Schedule,
     published = sum(t.state == "published" for t in targets)
     status = ("failed" if published == 0 else
               "published" if published == len(targets) else "partially_published")
-    schedule.status, schedule.next_attempt_at = status, None
-    schedule.lease_owner = schedule.lease_expires_at = None
-    schedule.updated_at = now
-    schedule.failure_reason = (None if status == "published" else
-                               f"{len(targets) - published} of {len(targets)} targets did not publish.")
+    _set(schedule, status=status, next_attempt_at=None, lease_owner=None, lease_expires_at=None, updated_at=now,
+         failure_reason=(None if status == "published" else
+                         f"{len(targets) - published} of {len(targets)} targets did not publish."))
     execution = await _get(s, PublishExecution, schedule.latest_execution_id)
     if execution is not None:
-        execution.status, execution.finished_at, execution.updated_at = status, now, now
+        _set(execution, status=status, finished_at=now, updated_at=now)
     return True
 
 
