@@ -260,6 +260,24 @@ _NEW_RUNS = "publishing_new_runs"  # session.info: runs made by the group's step
 _RUNS_TABLE = PublishExecution.__table__  # type: ignore[attr-defined]
 
 
+def _read_by(column: Any, *, lock: bool = False) -> Any:
+    """The rows whose `column` is in the list bound as `ids`, current as read (populate_existing); built once, so a
+    group does not build and key its seven statements anew."""
+    query = select(column.class_).where(column.in_(bindparam("ids", expanding=True)))
+    if lock:
+        query = query.order_by(column).with_for_update()
+    return query.execution_options(populate_existing=True)
+
+
+_READ_SCHEDULES = _read_by(Schedule.id, lock=True)  # type: ignore[arg-type]
+_READ_RUNS = _read_by(PublishExecution.id)
+_READ_TARGETS = _read_by(PublishTarget.execution_id)
+_READ_PUBLICATIONS = _read_by(Publication.id)
+_READ_INTEGRATIONS = _read_by(Integration.id)
+_READ_ITEMS = _read_by(ContentItem.id)
+_READ_BRANDS = _read_by(Brand.id)
+
+
 async def _prefetch(s: AsyncSession, schedule_ids: list[str]) -> None:
     """Lock the group's Schedules (in ID order, so two groups cannot deadlock) and read, one statement per table,
     the rows their steps use: runs, targets, publications, content items, integrations, brands. The steps then
@@ -269,26 +287,25 @@ async def _prefetch(s: AsyncSession, schedule_ids: list[str]) -> None:
         return
     ids = sorted(set(schedule_ids))
 
-    async def read(query: Any) -> list[Any]:
-        return list((await s.exec(query.execution_options(populate_existing=True))).all())
+    async def read(query: Any, keys: list[str]) -> list[Any]:
+        return list((await s.exec(query, params={"ids": keys})).all())
 
-    schedules = await read(select(Schedule).where(Schedule.id.in_(ids)).order_by(Schedule.id).with_for_update())
+    schedules = await read(_READ_SCHEDULES, ids)
     runs = sorted({x.latest_execution_id for x in schedules if x.latest_execution_id})
     rows: list[Any] = [*schedules]
     by_run: dict[str, list[PublishTarget]] = {run: [] for run in runs}
     if runs:
-        rows += await read(select(PublishExecution).where(PublishExecution.id.in_(runs)))
-        targets = await read(select(PublishTarget).where(PublishTarget.execution_id.in_(runs)))
+        rows += await read(_READ_RUNS, runs)
+        targets = await read(_READ_TARGETS, runs)
         for target in targets:
             by_run[target.execution_id].append(target)
         publications = sorted({t.publication_id for t in targets if t.publication_id})
-        rows += targets + (await read(select(Publication).where(Publication.id.in_(publications)))
-                           if publications else [])
+        rows += targets + (await read(_READ_PUBLICATIONS, publications) if publications else [])
     integrations = sorted({i for x in schedules for i in x.integration_ids or []})
     if integrations:
-        rows += await read(select(Integration).where(Integration.id.in_(integrations)))
-    rows += await read(select(ContentItem).where(ContentItem.id.in_(sorted({x.content_item_id for x in schedules}))))
-    rows += await read(select(Brand).where(Brand.id.in_(sorted({x.brand_id for x in schedules}))))
+        rows += await read(_READ_INTEGRATIONS, integrations)
+    rows += await read(_READ_ITEMS, sorted({x.content_item_id for x in schedules}))
+    rows += await read(_READ_BRANDS, sorted({x.brand_id for x in schedules}))
     # The session's identity map holds objects weakly: these references keep them there for the steps.
     s.info[_ROWS] = rows
     s.info[_LOCKED] = {x.id for x in schedules}
