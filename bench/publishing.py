@@ -9,7 +9,8 @@ costs); the ratio says how many bare durable writes one published target costs.
 `--postgres` creates a scratch PostgreSQL database on the server of `--postgres-url` (default: the test
 server, 127.0.0.1:5432) and drops it afterwards; `--workers N` publishes with N worker processes at once
 (each its own process, runtime and connections; one sandbox ledger on a shared home), and checks every target
-was published exactly once. The Bluesky comparison is `bench/bluesky_publish.py`.
+was published exactly once. Each process drains as a started `socialpub worker` does: after its start-up heap
+is frozen (server/worker.py `freeze_startup_heap`). The Bluesky comparison is `bench/bluesky_publish.py`.
 
     python bench/publishing.py [--schedules 300] [--postgres] [--workers 1]
 """
