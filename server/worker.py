@@ -9,6 +9,7 @@ this loop on its own;
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import socket
@@ -29,6 +30,19 @@ POLL_SECONDS = 1.0
 # After a stop request (SIGTERM/SIGINT), the pass in progress may finish what it started for this long; then it
 # is cancelled (its claims' short leases let another worker take them over).
 GRACE_SECONDS = 20.0
+
+
+def freeze_startup_heap() -> int:
+    """Once a worker process has started (modules imported, runtime built), move every object alive then out of
+    the garbage collector's generations (`gc.freeze`); returns how many. Those objects (modules, classes,
+    SQLAlchemy mappers, pydantic schemas: ~140,000 in a started `socialpub worker`) live as long as the process,
+    yet every full collection scanned them all again: 30-100 ms on the 2-core machine, once or twice per 300
+    targets published (docs/operations.md, "Third round: the worker's own objects and the collector"). What a
+    pass allocates is still collected; a full collection then scans only that. For whole worker processes
+    (`socialpub worker`), not for code that shares its process with others (tests, `serve`'s in-process worker)."""
+    gc.collect()  # garbage made by start-up is freed, not frozen
+    gc.freeze()
+    return gc.get_freeze_count()
 
 
 def registry() -> tuple[dict[str, JobHandler], tuple[Tick, ...]]:

@@ -6,7 +6,7 @@ import argparse
 
 from schemas.settings import Settings
 from server.cli import add_json_flag, emit, run_with_runtime
-from server.worker import Worker
+from server.worker import Worker, freeze_startup_heap
 from storage.migrate import check_current, preflight
 from tools.runtime import Runtime
 
@@ -46,6 +46,7 @@ async def cmd_worker(args: argparse.Namespace, rt: Runtime) -> None:
         from server import metrics  # noqa: F401  (its series are registered before the port answers)
 
         start_http_server(args.metrics_port, addr=args.metrics_host)
+    freeze_startup_heap()  # a process of its own: its start-up heap is never garbage
     worker = Worker(rt)
     if args.once:
         done = await worker.run_once()

@@ -161,3 +161,15 @@ def test_worker_killed_mid_call_is_recovered_once(tmp_path, initialized) -> None
     schedule, targets = anyio.run(read, tmp_path, ids["due"])
     assert schedule.status == "published" and targets[0].attempts == 2
     assert ledger(tmp_path) == {(targets[0].integration_id, targets[0].idempotency_token): 1}
+
+
+def test_a_worker_process_freezes_its_startup_heap(tmp_path, initialized) -> None:
+    """`socialpub worker` moves its start-up heap out of the collector's generations before its first pass
+    (server/worker.py `freeze_startup_heap`), so full collections during passes do not scan it again."""
+    code = ("import gc, sys; from server.cli import main; rc = main(['worker', '--once']); "
+            "print('frozen', gc.get_freeze_count()); sys.exit(rc)")
+    done = subprocess.run([sys.executable, "-c", code], env=cli_env(tmp_path), capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    frozen = int(done.stdout.split("frozen")[-1])
+    assert frozen > 100_000  # the modules, classes and schemas of a started worker
