@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlalchemy import bindparam
 from sqlmodel import select
 
@@ -12,8 +14,9 @@ from schemas.time import iso
 from storage.pagination import older_page
 from storage.prepared import Prepared
 from storage.tables.brands import Brand
+from tools import catalogue
 from tools.endpoint import Call, Endpoint, Reply
-from tools.links import link
+from tools.links import link, links_to
 
 
 def _context_brands(restricted: bool):
@@ -27,6 +30,20 @@ def _context_brands(restricted: bool):
 _CONTEXT_BRANDS = {restricted: _context_brands(restricted) for restricted in (False, True)}
 
 
+def _brand_links() -> tuple[Callable[[str], dict], ...]:
+    """A context brand's three links as `link(...)` builds them, from paths formatted once (`links_to`) per
+    catalogue (found by identity, as tools/catalogue.py's `by_name`): each call lists up to 50 brands."""
+    found = catalogue.endpoints()
+    last = _BRAND_LINKS[0]
+    if last is None or last[0] is not found:
+        last = _BRAND_LINKS[0] = (found, tuple(links_to(name, "brand_id") for name in
+                                               ("list_targets", "import_media", "create_content_item")))
+    return last[1]
+
+
+_BRAND_LINKS: list[tuple[tuple, tuple[Callable[[str], dict], ...]] | None] = [None]
+
+
 async def get_context(call: Call, req: GetContextRequest) -> Reply:
     caller = call.caller
     assert caller is not None
@@ -35,12 +52,10 @@ async def get_context(call: Call, req: GetContextRequest) -> Reply:
         params["brand_ids"] = sorted(caller.brand_ids)
     rows = await _CONTEXT_BRANDS[caller.brand_ids is not None].rows_alone(call.session, params)
     has_more = len(rows) > out.CONTEXT_BRANDS_MAX
-    brands = []
-    for brand_id, name in rows[:out.CONTEXT_BRANDS_MAX]:
-        brands.append({"id": brand_id, "name": name, "links": {
-            "targets": link("list_targets", brand_id=brand_id),
-            "media_imports": link("import_media", brand_id=brand_id),
-            "content_items": link("create_content_item", brand_id=brand_id)}})
+    targets, media_imports, content_items = _brand_links()
+    brands = [{"id": brand_id, "name": name, "links": {"targets": targets(brand_id), "media_imports": media_imports(brand_id),
+                                                      "content_items": content_items(brand_id)}}
+              for brand_id, name in rows[:out.CONTEXT_BRANDS_MAX]]
     # Built as out.AgentContext dumps it (field order, `method` only off GET): the hot route skips the model's
     # validate-and-dump round trip; the tests check the payload against the response schema.
     return Reply(plain=True, data={
@@ -122,6 +137,7 @@ ENDPOINTS = [
                 "on, each with links.",
         guidance="Call this first; changes nothing. Then follow a brand's links.",
         request=GetContextRequest, response=out.AgentContext, title="Get agent context", any_key=True,
+        session_free=True,
     ),
     Endpoint(
         name="get_brand_context", handler=get_brand_context, method="GET", path="/v1/brands/{brand_id}/context", toolset="brands",

@@ -177,7 +177,7 @@ class McpApp:
         args = params.arguments or {}
         outcome = await self.dispatcher.invoke(spec.endpoint, args, token=ident.token, client=ident.client,
                                                transport="mcp", **_authority(ident))
-        MCP_TOOL_CALLS.labels(params.name, "ok" if outcome.ok else "error").inc()
+        _tool_calls(params.name, outcome.ok).inc()
         return render(spec.endpoint, outcome)
 
     # -- resources -------------------------------------------------------------------------------------
@@ -237,6 +237,18 @@ class McpApp:
         # Accepted for handshake-era clients; this server sends no log notifications (its logs go to the
         # operator's stderr), so every level filters the same empty stream.
         return types.EmptyResult()
+
+
+_TOOL_CALL_SERIES: dict[tuple[str, bool], Any] = {}
+
+
+def _tool_calls(tool: str, ok: bool) -> Any:
+    """The MCP_TOOL_CALLS series of a tool and outcome, looked up once (`labels()` takes a lock and builds its key
+    on every call, as server/metrics.py `count_call` notes); tools are the catalogue's, outcomes two."""
+    series = _TOOL_CALL_SERIES.get((tool, ok))
+    if series is None:
+        series = _TOOL_CALL_SERIES[tool, ok] = MCP_TOOL_CALLS.labels(tool, "ok" if ok else "error")
+    return series
 
 
 def resource_error(outcome: Outcome) -> MCPError:

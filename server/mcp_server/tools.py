@@ -156,8 +156,17 @@ def _specs_for(endpoints: tuple[Endpoint, ...]) -> dict[str, ToolSpec]:
 
 
 def specs() -> dict[str, ToolSpec]:
-    """Every catalogue endpoint as a tool, in catalogue order (compiled once per catalogue)."""
-    return _specs_for(catalogue.endpoints())
+    """Every catalogue endpoint as a tool, in catalogue order (compiled once per catalogue). The last catalogue's
+    table is found by identity: `_specs_for`'s cache key hashes the ~150 endpoints on every call (every tool call
+    asks), as tools/catalogue.py's `by_name` avoids for the same reason."""
+    found = catalogue.endpoints()
+    last = _LAST[0]
+    if last is None or last[0] is not found:
+        last = _LAST[0] = (found, _specs_for(found))
+    return last[1]
+
+
+_LAST: list[tuple[tuple[Endpoint, ...], dict[str, ToolSpec]] | None] = [None]
 
 
 # -- results ---------------------------------------------------------------------------------------------
