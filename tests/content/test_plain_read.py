@@ -138,15 +138,18 @@ async def test_orm_work_falls_back_to_a_session(content: Content, monkeypatch: p
         assert set(tries) == {"AsyncSession"} and paths["plain"] == 0
 
 
-async def test_one_snapshot_per_request(content: Content) -> None:
-    """The reads of one plain read see the database as of its first read, as a read session's do, however
-    another connection writes in between; the next plain read sees the write."""
+async def seeded_sqlite_list(content: Content) -> tuple[Any, Any, dict]:
+    """The seeded brand's first-page list statement on SQLite (plain reads are SQLite's; PostgreSQL skips)."""
     if content.env.backend != "sqlite":
         pytest.skip("plain reads are SQLite's")
     await seed(content)
-    db = content.env.db
-    query = routes._LIST._statements[True, False]
-    params = {"brand_id": content.brand_id, "keyset_limit": 50}
+    return content.env.db, routes._LIST._statements[True, False], {"brand_id": content.brand_id, "keyset_limit": 50}
+
+
+async def test_one_snapshot_per_request(content: Content) -> None:
+    """The reads of one plain read see the database as of its first read, as a read session's do, however
+    another connection writes in between; the next plain read sees the write."""
+    db, query, params = await seeded_sqlite_list(content)
     async with db.plain_read() as read:
         before = await query.rows(read, params)
         async with db.session(write=True) as s:
@@ -190,12 +193,7 @@ async def test_plain_read_gives_its_connection_back_out_of_any_transaction(sqlit
 async def test_a_read_alone_in_a_plain_read_joins_its_transaction(content: Content) -> None:
     """`Prepared.rows_alone` (a handler's only read) in a plain read runs in that read's transaction and snapshot,
     on the kept connection: no pool checkout of its own."""
-    if content.env.backend != "sqlite":
-        pytest.skip("plain reads are SQLite's")
-    await seed(content)
-    db = content.env.db
-    query = routes._LIST._statements[True, False]
-    params = {"brand_id": content.brand_id, "keyset_limit": 50}
+    db, query, params = await seeded_sqlite_list(content)
     async with db.plain_read() as read:
         before = await query.rows_alone(read, params)
         raw = read._begun[0]
