@@ -48,6 +48,11 @@ async def setup(env_factory, monkeypatch, server):
         yield s
 
 
+async def job_errors(env) -> list[tuple[str, str, int, str | None]]:
+    async with env.db.session(write=False) as session:
+        return [(j.kind, j.status, j.attempts, j.last_error) for j in (await session.exec(select(Job))).all()]
+
+
 async def start_scan(s, brand_id: str, body: dict | None = None, key: str | None = None):
     headers = s.env.auth(s.admin, **({"Idempotency_Key": key} if key else {}))
     return await s.env.rest.post(path("start_website_scan", brand_id), json=body or {}, headers=headers)
@@ -208,7 +213,10 @@ async def test_a_stalled_scan_is_replaced(setup) -> None:
     resp = await start_scan(s, bid, {"website_url": s.site})
     assert resp.status_code == 201 and resp.json()["data"]["id"] != first["id"]
     await until_quiet(s.env)
-    assert (await read(s, "get_website_scan", bid))["status"] == "completed"
+    scan = await read(s, "get_website_scan", bid)
+    # once (2026-11-24, one clean-clone CI of three) this read "running": the steps and the jobs' last errors say
+    # which step waited on a retry if it happens again
+    assert scan["status"] == "completed", (scan["steps"], await job_errors(s.env))
 
 
 async def test_site_errors_fail_the_first_step(setup) -> None:
