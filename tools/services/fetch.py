@@ -23,10 +23,8 @@ Use `check_url` for a synchronous up-front check and `open_url` to fetch:
 
 from __future__ import annotations
 
-import ipaddress
 import re
-import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,27 +33,14 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-Resolver = Callable[[str, int], Awaitable[list[str]]]
+from providers import addresses
+from providers.addresses import IPAddress, normalise_host
 
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 OCTET_STREAM = ("application/octet-stream", "binary/octet-stream")
 USER_AGENT = "socialpub-fetch/1 (+media import)"
 CHUNK = 64 * 1024
 
-METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in (
-    "169.254.169.254",  # AWS, GCP, Azure, OpenStack, DigitalOcean...
-    "169.254.170.2",  # AWS ECS task metadata
-    "100.100.100.200",  # Alibaba Cloud
-    "fd00:ec2::254",  # AWS IPv6 metadata
-))
-# Non-global ranges that ipaddress's flags miss or report as global.
-_EXTRA_NON_PUBLIC = tuple(ipaddress.ip_network(n) for n in (
-    "100.64.0.0/10", "192.0.0.0/24", "198.18.0.0/15", "192.88.99.0/24", "fec0::/10", "64:ff9b:1::/48",
-    "100::/64",
-))
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
-_THIS_NETWORK = ipaddress.ip_network("0.0.0.0/8")
 _NUMERIC_LABEL = re.compile(r"^(0[xX][0-9a-fA-F]*|[0-9]+)$")
 _CANONICAL_V4 = re.compile(r"^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$")
 _BAD_URL_CHARS = re.compile(r"[\x00-\x20\x7f\\]")
@@ -99,74 +84,16 @@ class Target:
     addresses: tuple[str, ...]  # checked addresses; the connection uses the first
 
 
-def normalise_host(host: str) -> str:
-    return host.strip().strip("[]").rstrip(".").lower()
-
-
-# -- address policy ------------------------------------------------------------------------------------------
-
-def _embedded_v4(addr: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    if addr.ipv4_mapped is not None:
-        return addr.ipv4_mapped
-    if addr.sixtofour is not None:
-        return addr.sixtofour
-    if addr in _NAT64:
-        return ipaddress.IPv4Address(addr.packed[-4:])
-    if addr.packed[:12] == bytes(12) and int(addr) > 1:  # IPv4-compatible ::a.b.c.d (deprecated)
-        return ipaddress.IPv4Address(addr.packed[-4:])
-    if addr.teredo is not None:
-        return addr.teredo[1]
-    return None
-
-
-def address_problem(addr: IPAddress) -> tuple[str, bool] | None:
-    """Why an address may not be fetched: (category, allowable for allow-listed hosts), or None if public."""
-    if addr in METADATA_ADDRESSES:
-        return "metadata", False
-    if isinstance(addr, ipaddress.IPv6Address):
-        inner = _embedded_v4(addr)
-        if inner is not None:
-            problem = address_problem(inner)
-            if problem is not None:
-                return problem
-    if addr.is_unspecified or (isinstance(addr, ipaddress.IPv4Address) and addr in _THIS_NETWORK):
-        return "unspecified", False
-    if addr.is_multicast:
-        return "multicast", False
-    if addr.is_loopback:
-        return "loopback", True
-    if addr.is_link_local:
-        return "link_local", True
-    if isinstance(addr, ipaddress.IPv4Address) and addr.is_reserved:
-        return "reserved", False
-    if addr.is_private:
-        return "private", True
-    if any(addr in net for net in _EXTRA_NON_PUBLIC if net.version == addr.version):
-        return "private", True
-    if addr.is_reserved:
-        return "reserved", False
-    if not addr.is_global:
-        return "private", True
-    return None
-
-
-_CATEGORY_TEXT = {
-    "metadata": "a cloud metadata address", "unspecified": "an unspecified address", "multicast": "a multicast address",
-    "reserved": "a reserved address", "loopback": "a loopback address", "link_local": "a link-local address",
-    "private": "a private or non-public address",
-}
-
-
 def check_address(addr: IPAddress, host: str, policy: FetchPolicy) -> None:
-    problem = address_problem(addr)
-    if problem is None:
-        return
-    category, allowable = problem
-    if allowable and host in policy.allow_hosts:
-        return
-    raise FetchError("URL_HOST_NOT_ALLOWED",
-                     f"The URL's host is or resolves to {_CATEGORY_TEXT[category]}; only public addresses "
-                     "may be fetched. Use a public http(s) URL.", category=category)
+    category = addresses.refusal(addr, host, policy.allow_hosts)
+    if category is not None:
+        raise _refused(category)
+
+
+def _refused(category: str) -> FetchError:
+    return FetchError("URL_HOST_NOT_ALLOWED",
+                      f"The URL's host is or resolves to {addresses.CATEGORY_TEXT[category]}; only public addresses "
+                      "may be fetched. Use a public http(s) URL.", category=category)
 
 
 # -- URL policy ----------------------------------------------------------------------------------------------
@@ -214,54 +141,20 @@ def _check_ip_spelling(host: str) -> None:
                          category="ip_spelling")
 
 
-def _literal(host: str) -> IPAddress | None:
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        return None
-
-
-async def system_resolver(host: str, port: int) -> list[str]:
-    infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return [str(info[4][0]).split("%", 1)[0] for info in infos]
-
-
-# Tests replace this to simulate DNS answers; production uses the system resolver.
-resolve_host: Resolver = system_resolver
-
-
 async def check_url(url: str, policy: FetchPolicy) -> Target:
     """Everything but the request: syntax, scheme, credentials, resolution and the address policy. Every
     resolved address must pass (a name answering with one public and one private address is refused)."""
     parsed, host, port = parse_url(url)
-    literal = _literal(host)
-    if literal is not None:
-        check_address(literal, host, policy)
-        return Target(parsed, host, port, (str(literal),))
     try:
-        with anyio.fail_after(policy.resolve_timeout):
-            answers = await resolve_host(host, port)
-    except TimeoutError:
-        raise FetchError("DNS_UNAVAILABLE", "The URL's host name could not be resolved in time; try again later.",
-                         retryable=True) from None
-    except socket.gaierror as exc:
-        if exc.errno in (socket.EAI_AGAIN,):
+        checked = await addresses.resolve_checked(host, port, policy.allow_hosts, policy.resolve_timeout)
+    except addresses.AddressRefused as exc:
+        raise _refused(exc.category) from None
+    except addresses.ResolveFailed as exc:
+        if exc.retryable:
             raise FetchError("DNS_UNAVAILABLE", "The URL's host name could not be resolved right now; try again "
                                                 "later.", retryable=True) from None
         raise FetchError("URL_HOST_NOT_FOUND", "The URL's host name does not resolve; check the URL.") from None
-    except OSError:
-        raise FetchError("URL_HOST_NOT_FOUND", "The URL's host name does not resolve; check the URL.") from None
-    addresses: list[str] = []
-    for answer in answers:
-        addr = _literal(answer)
-        if addr is None:
-            raise FetchError("URL_HOST_NOT_FOUND", "The URL's host name did not resolve to an IP address.")
-        check_address(addr, host, policy)
-        if str(addr) not in addresses:
-            addresses.append(str(addr))
-    if not addresses:
-        raise FetchError("URL_HOST_NOT_FOUND", "The URL's host name does not resolve; check the URL.")
-    return Target(parsed, host, port, tuple(addresses))
+    return Target(parsed, host, port, checked)
 
 
 # -- fetching ------------------------------------------------------------------------------------------------
