@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from providers.addresses import AddressRefused
 from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
 from providers.bluesky_text import facet, find_spans, jwt_expiry, record_cid, record_key
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, ssl_context, status_error
@@ -227,7 +228,8 @@ class _Session:
                 self.account.update_credentials(_session_credentials(creds, json_body(response, NETWORK)))
                 return
             except ProviderError as exc:
-                if exc.kind != "reauth_required" or getattr(exc, "code", None) in ACCOUNT_ERRORS:
+                if exc.kind != "reauth_required" or getattr(exc, "code", None) in ACCOUNT_ERRORS \
+                        or isinstance(exc, AddressRefused):  # the PDS's address, not the session: say so
                     raise
         identifier = creds.get("did") or creds.get("handle") or self.account.provider_account_id
         app_password = creds.get("app_password")
@@ -237,7 +239,7 @@ class _Session:
         try:
             answer = await _create_session(self.client, identifier, app_password)
         except ProviderError as exc:
-            if exc.kind == "reauth_required":
+            if exc.kind == "reauth_required" and not isinstance(exc, AddressRefused):
                 raise ProviderError("reauth_required", exc.message, safe_reason=exc.safe_reason
                                     if getattr(exc, "code", None) in ACCOUNT_ERRORS else REAUTH_REASON) from None
             raise

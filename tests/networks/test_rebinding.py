@@ -9,6 +9,7 @@ every address a connection was opened to. SQLite and PostgreSQL (the `env` fixtu
 from __future__ import annotations
 
 import socket
+from datetime import UTC, datetime
 from types import SimpleNamespace
 from urllib.parse import urlsplit
 
@@ -16,6 +17,9 @@ import httpcore
 import pytest
 
 from providers import addresses
+from providers.addresses import AddressRefused
+from providers.base import Account, PostRequest
+from providers.bluesky import BlueskyProvider
 from server.worker import Worker
 from storage import vault
 from storage.tables.integrations import Integration
@@ -135,3 +139,23 @@ async def test_connect_checks_the_address_again_when_it_opens_the_connection(env
     assert "was not contacted" in str(refused.value) and "cloud metadata address" in str(refused.value)
     assert "Nothing was saved" in str(refused.value) and MASTODON_TOKEN not in str(refused.value)
     assert dialled == []
+
+
+async def test_bluesky_calls_to_a_rebound_pds_send_neither_session_nor_app_password(dns, dialled) -> None:
+    """A Bluesky account's PDS name now answers a private address: the publish (whose expired session would be
+    renewed, then recreated with the app password) and the refresh are refused before any connection, and the
+    error is the address refusal, not a refused password."""
+    dns.table["pds.test"] = [["10.0.0.1"]]
+    account = Account(integration_id="int_b", platform="bluesky", status="connected", provider_account_id="did:plc:x",
+                      credentials={"service": "https://pds.test", "handle": "a.test", "did": "did:plc:x",
+                                   "app_password": "planted-app-password", "access_jwt": "planted.access",
+                                   "refresh_jwt": "planted.refresh", "access_expires_at": 1})
+    post = PostRequest(platform="bluesky", post_type="BS_POST", text="Rebound?", idempotency_token="sp_rebound")
+    with pytest.raises(AddressRefused) as publishing:
+        await BlueskyProvider().publish(account, post)
+    with pytest.raises(AddressRefused) as refreshing:
+        await BlueskyProvider().refresh_credentials(account, datetime.now(UTC))
+    for refused in (publishing.value, refreshing.value):
+        assert refused.kind == "reauth_required" and refused.category == "private"
+        assert "no credential was sent" in refused.safe_reason
+    assert dialled == [] and not account.credentials_changed
