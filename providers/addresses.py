@@ -78,8 +78,9 @@ class AddressRefused(ProviderError):
         self.category = category
 
 
-class ResolveFailed(Exception):
-    """The name did not resolve to an IP address; `retryable` when the resolver may answer later."""
+class ResolveFailed(httpx.ConnectError):
+    """The name did not resolve to an IP address; `retryable` when the resolver may answer later. An
+    httpx.ConnectError, so a client that does not look closer treats it as a connection failure (transient)."""
 
     def __init__(self, retryable: bool) -> None:
         super().__init__("the host name could not be resolved" + (" right now" if retryable else ""))
@@ -219,16 +220,13 @@ def allowed_hosts() -> frozenset[str]:
 class _CheckedBackend(httpcore.AsyncNetworkBackend):
     """httpcore's network backend with the policy in `connect_tcp`: resolve, check, connect to a checked IP."""
 
-    def __init__(self, allow_hosts: frozenset[str]) -> None:
-        self._allow_hosts = allow_hosts
+    def __init__(self, allow_hosts: frozenset[str], resolve_timeout: float) -> None:
+        self._allow_hosts, self._resolve_timeout = allow_hosts, resolve_timeout
         self._backend = httpcore.AnyIOBackend()
 
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                           socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
-        try:
-            addresses = await resolve_checked(host, port, self._allow_hosts)
-        except ResolveFailed as exc:
-            raise httpcore.ConnectError(str(exc)) from None
+        addresses = await resolve_checked(host, port, self._allow_hosts, self._resolve_timeout)
         failure: Exception = httpcore.ConnectError("no address accepted the connection")
         for address in addresses:
             try:
@@ -275,11 +273,14 @@ class _Body(httpx.AsyncByteStream):
 
 class PinnedTransport(httpx.AsyncBaseTransport):
     """An httpx transport on httpcore's connection pool whose connections open only to checked addresses.
-    `allow_hosts`: names allowed to be private; None takes them from the context (`allowing`) now."""
+    `allow_hosts`: names allowed to be private; None takes them from the context (`allowing`) now. Raises
+    AddressRefused (a ProviderError) or ResolveFailed (an httpx.ConnectError) before any connection opens."""
 
-    def __init__(self, *, verify: ssl.SSLContext, allow_hosts: Iterable[str] | None = None) -> None:
+    def __init__(self, *, verify: ssl.SSLContext, allow_hosts: Iterable[str] | None = None,
+                 resolve_timeout: float = RESOLVE_TIMEOUT) -> None:
         allowed = allowed_hosts() if allow_hosts is None else frozenset(normalise_host(h) for h in allow_hosts)
-        self._pool = httpcore.AsyncConnectionPool(ssl_context=verify, network_backend=_CheckedBackend(allowed))
+        self._pool = httpcore.AsyncConnectionPool(ssl_context=verify,
+                                                  network_backend=_CheckedBackend(allowed, resolve_timeout))
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = httpcore.URL(scheme=request.url.raw_scheme, host=request.url.raw_host, port=request.url.port,

@@ -8,9 +8,10 @@ Policy, applied to the first URL and again to every redirect hop:
   named in `FetchPolicy.allow_hosts` (SOCIALPUB_FETCH_ALLOW_HOSTS): loopback, private, link-local,
   CGNAT/shared, site-local and other non-global ranges. IPv6 forms embedding an IPv4 address
   (IPv4-mapped, IPv4-compatible, 6to4, NAT64) are judged by the embedded address as well;
-- the connection goes to the address that was checked (pinned: the name is not resolved again by the HTTP
-  client, so DNS rebinding between check and connect cannot redirect it); `Host` and TLS SNI/certificate
-  checks still use the name. Environment proxies are ignored.
+- the connection goes to an address that was checked (pinned by `providers.addresses.PinnedTransport`, the
+  transport the network adapters use too: the host is resolved and checked when each connection opens, and
+  the HTTP client never resolves the name itself, so DNS rebinding cannot redirect it); `Host` and TLS
+  SNI/certificate checks still use the name. Environment proxies are ignored.
 - the response must be 200 with an exact Content-Length within `max_bytes`, no Content-Encoding, and an
   allowed Content-Type; the body is streamed and must be exactly Content-Length bytes; connect, read and
   total deadlines apply.
@@ -35,6 +36,7 @@ import httpx
 
 from providers import addresses
 from providers.addresses import IPAddress, normalise_host
+from providers.http import ssl_context
 
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 OCTET_STREAM = ("application/octet-stream", "binary/octet-stream")
@@ -81,7 +83,7 @@ class Target:
     url: httpx.URL
     host: str  # normalised (lower case, no trailing dot, no brackets)
     port: int
-    addresses: tuple[str, ...]  # checked addresses; the connection uses the first
+    addresses: tuple[str, ...]  # the addresses checked now (open_url checks again when it connects)
 
 
 def check_address(addr: IPAddress, host: str, policy: FetchPolicy) -> None:
@@ -150,11 +152,15 @@ async def check_url(url: str, policy: FetchPolicy) -> Target:
     except addresses.AddressRefused as exc:
         raise _refused(exc.category) from None
     except addresses.ResolveFailed as exc:
-        if exc.retryable:
-            raise FetchError("DNS_UNAVAILABLE", "The URL's host name could not be resolved right now; try again "
-                                                "later.", retryable=True) from None
-        raise FetchError("URL_HOST_NOT_FOUND", "The URL's host name does not resolve; check the URL.") from None
+        raise _unresolved(exc) from None
     return Target(parsed, host, port, checked)
+
+
+def _unresolved(exc: addresses.ResolveFailed) -> FetchError:
+    if exc.retryable:
+        return FetchError("DNS_UNAVAILABLE", "The URL's host name could not be resolved right now; try again later.",
+                          retryable=True)
+    return FetchError("URL_HOST_NOT_FOUND", "The URL's host name does not resolve; check the URL.")
 
 
 # -- fetching ------------------------------------------------------------------------------------------------
@@ -205,16 +211,21 @@ def _media_type(value: str | None) -> str:
 
 @asynccontextmanager
 async def open_url(url: str, policy: FetchPolicy) -> AsyncIterator[FetchResponse]:
-    """GET `url` under `policy`, following up to `max_redirects` redirects, each re-checked and pinned."""
+    """GET `url` under `policy`, following up to `max_redirects` redirects, each checked again and pinned: the
+    connections go through `providers.addresses.PinnedTransport`, which resolves each host when it connects,
+    checks every answer and connects only to a checked address (the next one when a connection is refused)."""
     deadline = anyio.current_time() + policy.total_timeout
     timeout = httpx.Timeout(connect=policy.connect_timeout, read=policy.read_timeout, write=policy.read_timeout,
                             pool=policy.connect_timeout)
-    async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=timeout, http2=False,
-                                 verify=policy.verify) as client:
+    verify = ssl_context() if policy.verify is True else policy.verify
+    transport = addresses.PinnedTransport(verify=verify, allow_hosts=policy.allow_hosts,
+                                          resolve_timeout=policy.resolve_timeout)
+    async with httpx.AsyncClient(transport=transport, trust_env=False, follow_redirects=False,
+                                 timeout=timeout) as client:
         current = url
         for hop in range(policy.max_redirects + 1):
-            target = await check_url(current, policy)
-            response = await _send(client, target, policy, deadline)
+            parsed, _, _ = parse_url(current)
+            response = await _send(client, parsed, policy, deadline)
             try:
                 if response.status_code in REDIRECT_STATUSES:
                     location = response.headers.get("location")
@@ -224,44 +235,40 @@ async def open_url(url: str, policy: FetchPolicy) -> AsyncIterator[FetchResponse
                         raise FetchError("TOO_MANY_REDIRECTS",
                                          f"The URL redirected more than {policy.max_redirects} times.")
                     try:
-                        current = str(target.url.join(location))
+                        current = str(parsed.join(location))
                     except (httpx.InvalidURL, ValueError):
                         raise FetchError("REDIRECT_INVALID", "The remote server redirected to an invalid URL.") from None
                     continue
-                yield _accept(response, target, policy, hop, deadline)
+                yield _accept(response, parsed, policy, hop, deadline)
                 return
             finally:
                 await response.aclose()
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-async def _send(client: httpx.AsyncClient, target: Target, policy: FetchPolicy, deadline: float) -> httpx.Response:
-    """Connect to a checked address (the next one when a connection is refused), never to a fresh lookup."""
-    headers = {"Host": target.url.netloc.decode("ascii"), "User-Agent": USER_AGENT, "Accept-Encoding": "identity",
-               **policy.headers}
-    extensions = {"sni_hostname": target.host} if target.url.scheme == "https" else {}
-    failure = FetchError("CONNECTION_FAILED", "Could not connect to the remote server.", retryable=True)
-    for address in target.addresses:
-        request = client.build_request("GET", target.url.copy_with(host=address), headers=headers,
-                                       extensions=extensions)
-        remaining = deadline - anyio.current_time()
-        try:
-            with anyio.fail_after(max(remaining, 0.001)):
-                return await client.send(request, stream=True)
-        except (TimeoutError, httpx.TimeoutException):
-            raise FetchError("TIMEOUT", "The remote server did not answer in time.", retryable=True) from None
-        except httpx.ConnectError as exc:
-            text = str(exc).upper()
-            if "CERTIFICATE" in text or "SSL" in text:
-                raise FetchError("TLS_FAILED", "The remote server's TLS certificate could not be verified.") from None
-            continue
-        except httpx.HTTPError:
-            raise FetchError("CONNECTION_FAILED", "The remote server's answer could not be read.",
-                             retryable=True) from None
-    raise failure
+async def _send(client: httpx.AsyncClient, url: httpx.URL, policy: FetchPolicy, deadline: float) -> httpx.Response:
+    headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity", **policy.headers}
+    remaining = deadline - anyio.current_time()
+    try:
+        with anyio.fail_after(max(remaining, 0.001)):
+            return await client.send(client.build_request("GET", url, headers=headers), stream=True)
+    except addresses.AddressRefused as exc:
+        raise _refused(exc.category) from None
+    except addresses.ResolveFailed as exc:
+        raise _unresolved(exc) from None
+    except (TimeoutError, httpx.TimeoutException):
+        raise FetchError("TIMEOUT", "The remote server did not answer in time.", retryable=True) from None
+    except httpx.ConnectError as exc:
+        text = str(exc).upper()
+        if "CERTIFICATE" in text or "SSL" in text:
+            raise FetchError("TLS_FAILED", "The remote server's TLS certificate could not be verified.") from None
+        raise FetchError("CONNECTION_FAILED", "Could not connect to the remote server.", retryable=True) from None
+    except httpx.HTTPError:
+        raise FetchError("CONNECTION_FAILED", "The remote server's answer could not be read.",
+                         retryable=True) from None
 
 
-def _accept(response: httpx.Response, target: Target, policy: FetchPolicy, redirects: int,
+def _accept(response: httpx.Response, url: httpx.URL, policy: FetchPolicy, redirects: int,
             deadline: float) -> FetchResponse:
     status = response.status_code
     if status != 200:
@@ -286,5 +293,5 @@ def _accept(response: httpx.Response, target: Target, policy: FetchPolicy, redir
     content_type = _media_type(response.headers.get("content-type"))
     if policy.allowed_content_types is not None and content_type not in policy.allowed_content_types:
         raise FetchError("CONTENT_TYPE_NOT_ALLOWED", "The remote server's Content-Type is not a supported type.")
-    return FetchResponse(url=str(target.url), status=status, content_type=content_type, content_length=length,
+    return FetchResponse(url=str(url), status=status, content_type=content_type, content_length=length,
                          redirects=redirects, _response=response, _deadline=deadline, _policy=policy)
