@@ -35,7 +35,7 @@ import anyio
 import httpx
 
 from providers import addresses
-from providers.addresses import IPAddress, normalise_host
+from providers.addresses import normalise_host
 from providers.http import ssl_context
 
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
@@ -84,12 +84,6 @@ class Target:
     host: str  # normalised (lower case, no trailing dot, no brackets)
     port: int
     addresses: tuple[str, ...]  # the addresses checked now (open_url checks again when it connects)
-
-
-def check_address(addr: IPAddress, host: str, policy: FetchPolicy) -> None:
-    category = addresses.refusal(addr, host, policy.allow_hosts)
-    if category is not None:
-        raise _refused(category)
 
 
 def _refused(category: str) -> FetchError:
