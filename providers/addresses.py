@@ -67,8 +67,8 @@ class AddressRefused(ProviderError):
     the host). `category` says why (loopback, private, metadata...)."""
 
     def __init__(self, host: str, category: str) -> None:
-        super().__init__("reauth_required", f"refused to connect: the host resolves to {CATEGORY_TEXT[category]} "
-                                            f"({category})",
+        super().__init__("reauth_required", f"refused to connect to {host[:100]}: it resolves to "
+                                            f"{CATEGORY_TEXT[category]} ({category})",
                          safe_reason=f"The account's server address now resolves to {CATEGORY_TEXT[category]}, "
                                      "so the call was refused before connecting and no credential was sent. "
                                      "Reconnect the account once its address is public again (or, for a server "

@@ -61,11 +61,11 @@ def new_client(base_url: str = "", *, timeout: httpx.Timeout = DEFAULT_TIMEOUT, 
     URL (a Mastodon instance, a Bluesky PDS) that now resolves to a private address never receives the
     credential. A `transport` given explicitly (tests) replaces it."""
     headers = {"User-Agent": USER_AGENT, **kwargs.pop("headers", {})}
-    verify = kwargs.pop("verify", None) or ssl_context()
+    verify = kwargs.pop("verify", None)
     if kwargs.get("transport") is None:
-        kwargs["transport"] = PinnedTransport(verify=verify)
+        kwargs["transport"] = PinnedTransport(verify=ssl_context() if verify is None else verify)
     return httpx.AsyncClient(base_url=base_url, timeout=timeout, headers=headers, follow_redirects=False,
-                             verify=verify, trust_env=False, **kwargs)
+                             trust_env=False, **kwargs)
 
 
 def retry_after(response: httpx.Response, now: float | None = None) -> float | None:
