@@ -131,6 +131,8 @@ class GoogleBusinessProvider:
             result.failed(exc)
             return result
         await google.tokeninfo(result, token, NETWORK, self.tokeninfo_url)
+        if result.token_valid is False:
+            return result
         async def lookup() -> Any:
             async with new_client(self.info_url, headers={"Authorization": f"Bearer {token}"},
                                   timeout=self.timeout) as client:

@@ -133,6 +133,8 @@ class YouTubeProvider:
             result.failed(exc)
             return result
         await google.tokeninfo(result, token, NETWORK, self.tokeninfo_url)
+        if result.token_valid is False:
+            return result
         async def channel() -> Any:
             async with self._client(account) as client:
                 return json_body(await call(client, "GET", "/youtube/v3/channels", network=NETWORK, classify=_classify,
