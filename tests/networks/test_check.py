@@ -31,14 +31,18 @@ X_TOKEN = "planted-x-access-token-7f3a"
 X_REFRESH = "planted-x-refresh-token-91c2"
 
 
-def _cli(env, *argv: str, **more: str) -> subprocess.CompletedProcess[str]:
+def _env(env, **more: str) -> dict[str, str]:
     out = {k: v for k, v in os.environ.items() if not k.startswith("SOCIALPUB_")}
     out.update(SOCIALPUB_HOME=str(env.rt.settings.home), SOCIALPUB_DATABASE_URL=env.db.url, SOCIALPUB_RATE_LIMIT="0",
                **more)
     if env.rt.settings.secret_keys:
         out["SOCIALPUB_SECRET_KEYS"] = ",".join(env.rt.settings.secret_keys)
-    return subprocess.run([CLI, "integrations", "check", *argv], env=out, capture_output=True, text=True,
-                          timeout=120)
+    return out
+
+
+def _cli(env, *argv: str, **more: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CLI, "integrations", "check", *argv], env=_env(env, **more), capture_output=True,
+                          text=True, timeout=120)
 
 
 # --- sandbox -----------------------------------------------------------------------------------------------
@@ -58,7 +62,9 @@ async def test_sandbox_account_checks_ok_then_shows_a_missing_scope(env) -> None
     human = _cli(env, x.id)
     assert human.returncode == 0 and ": OK" in human.stdout and "X_POST" in human.stdout
 
-    await _set_faults(env, x.id, {"check": "missing_scope"})
+    injected = subprocess.run([CLI, "sandbox", "set", x.id, "--fault", "check=missing_scope"], env=_env(env),
+                              capture_output=True, text=True, timeout=120)
+    assert injected.returncode == 0, injected.stderr
     missing = _cli(env, x.id, "--json")
     assert missing.returncode == 1, missing.stdout + missing.stderr
     report = json.loads(missing.stdout)
