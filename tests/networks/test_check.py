@@ -256,3 +256,26 @@ async def test_x_account_checked_against_a_local_receiver_missing_a_scope(env, x
     for text in (ok.stdout, out.stdout, human.stdout, human.stderr):
         for secret in (X_TOKEN, X_REFRESH, "planted-client-secret", "revoked-token-0000"):
             assert secret not in text
+
+
+async def test_expiry_and_undecryptable_credentials_are_problems(env) -> None:
+    from storage.tables.integrations import Integration
+    from tools.networks.checks import check_integration
+
+    brand = await env.brand(await env.workspace())
+    soon = await env.integration(brand, "threads")
+    await _store_credentials(env, soon.id, {"access_token": "sbx", "expires_at": "2026-03-03T00:00:00.000Z"})
+    report = await check_integration(env.rt, soon.id)  # the clock is 2026-03-02: a day left, no refresh
+    assert report["status"] == "ok" and "cannot be refreshed" in report["warnings"][0]
+    await _store_credentials(env, soon.id, {"access_token": "sbx", "expires_at": "2026-03-01T00:00:00.000Z"})
+    report = await check_integration(env.rt, soon.id)
+    assert report["status"] == "problem" and [p["code"] for p in report["problems"]] == ["token_expired"]
+    assert report["token"]["expires_in_seconds"] < 0
+
+    async with env.db.session(write=True) as s:
+        row = await s.get(Integration, soon.id)
+        row.credentials = {"sealed": "gAAAAA-not-under-any-key-of-this-vault"}
+        s.add(row)
+    report = await check_integration(env.rt, soon.id)
+    assert report["status"] == "problem" and report["problems"][0]["code"] == "token_invalid"
+    assert "cannot be decrypted" in report["notes"][0]
