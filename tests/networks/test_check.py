@@ -114,6 +114,15 @@ async def _set_faults(env, integration_id: str, faults: dict[str, str]) -> None:
         await set_sandbox_state(s, integration_id, faults=faults, facts={}, clear=True)
 
 
+def test_every_adapter_implements_the_check() -> None:
+    from providers import ADAPTERS
+
+    for name in ADAPTERS:
+        cls = adapter_class(name)
+        assert callable(getattr(cls, "check", None)), name
+        assert isinstance(getattr(cls, "needed_scopes", None), dict), name
+
+
 def test_every_post_kind_of_every_platform_has_declared_scopes() -> None:
     """One source: each adapter declares the scopes of every post type the registry names (empty only where the
     credential has no scopes), and every declared need is a scope the connect flow asks for. The known gaps are
