@@ -252,6 +252,10 @@ async def complete(rt: Runtime, platform: str, state: str | None, code: str | No
             credentials["client_secret"] = secret
     if token.get("expires_in"):
         credentials["expires_at"] = iso(now + timedelta(seconds=int(token["expires_in"])))
+    if isinstance(token.get("scope"), str | list) and token["scope"]:
+        # what the user granted, for `integrations check` on networks without token introspection
+        scope = token["scope"] if isinstance(token["scope"], str) else " ".join(map(str, token["scope"]))
+        credentials["scope"] = scope[:2000]
     connection.credentials = credentials
     verified = Verified(network.provider, connection)
     async with rt.db.session(write=True) as s:
