@@ -53,6 +53,15 @@ PUBLISH_SCOPE = BY_NAME["publish:execute"].name
 ROLES: tuple[str, ...] = ("member", "admin", "super_admin")
 ADMIN_ROLES: tuple[str, ...] = ("admin", "super_admin")
 
+# The most a key may hold, by its owner's role. Members may prepare and hold work but not publish, and never hold
+# the sensitive scopes (credential-affecting, community, admin marketing); admins hold everything. Key creation
+# (tools/operator/actions.py `create_key`, behind the CLI, the console and MCP sign-in) refuses anything beyond.
+ROLE_SCOPES: dict[str, tuple[str, ...]] = {
+    "member": tuple(s.name for s in SCOPES if s.name != PUBLISH_SCOPE and not s.sensitive),
+    "admin": ALL_SCOPES,
+    "super_admin": ALL_SCOPES,
+}
+
 
 def parse_scopes(text: str) -> tuple[str, ...]:
     """`all` or a comma list, validated against the table; returned in table order."""

@@ -63,7 +63,7 @@ async def test_every_brand_endpoint_hides_other_brands(world) -> None:
 
 async def test_admin_routes_need_an_admin_owner(world) -> None:
     env = world.env
-    member = await env.key(world.ws, role="member", name="member with all scopes")
+    member = await env.key_beyond_role(world.ws, ALL_SCOPES, name="member with all scopes (made before keys were bounded)")
     for ep in (e for e in KEYED if e.roles):
         err = assert_envelope(await send(env, ep, url_for(ep, world.brand_a.id), member), 403, "ROLE_REQUIRED")
         assert set(err["details"]["required_roles"]) == set(ep.roles)
