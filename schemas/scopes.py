@@ -61,6 +61,16 @@ ROLE_SCOPES: dict[str, tuple[str, ...]] = {
     "admin": ALL_SCOPES,
     "super_admin": ALL_SCOPES,
 }
+# Scopes whose routes check the owner's role themselves (403 ROLE_REQUIRED, spec Authentication rule 7).
+ROLE_CHECKED_SCOPES = frozenset({"community:read", "community:write", "admin:read", "admin:marketing"})
+
+
+def usable_scopes(scopes: list[str] | tuple[str, ...] | frozenset[str], role: str) -> frozenset[str]:
+    """What a key may use: its scopes within its owner's role. A key stored with more (made before key creation
+    refused it) loses the rest at authentication, so a member's key never publishes; the role-checked scopes
+    are kept for the routes' own ROLE_REQUIRED answer."""
+    allowed = ROLE_SCOPES.get(role, ())
+    return frozenset(s for s in scopes if s in allowed or s in ROLE_CHECKED_SCOPES)
 
 
 def parse_scopes(text: str) -> tuple[str, ...]:
