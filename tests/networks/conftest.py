@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tests.networks.pds import BlueskyAccount, Pds, PdsFailed, PdsUnavailable, start_pds, stop_pds
+from tests.providers.descriptions import described_requests  # noqa: F401 - autouse: every captured request checked
 
 
 def _unavailable(reason: str) -> None:
