@@ -54,6 +54,7 @@ DESCRIBED: dict[str, tuple[str, str]] = {
     "mybusinessaccountmanagement.googleapis.com": ("mybusinessaccountmanagement", ""),
     "mybusinessbusinessinformation.googleapis.com": ("mybusinessbusinessinformation", ""),
     "graph.facebook.com": ("meta", "/v21.0"), "graph.test": ("meta", "/v21.0"),
+    "graph-video.facebook.com": ("meta", "/v21.0"), "graph-video.test": ("meta", "/v21.0"),
 }
 # host -> why its requests have no machine-readable description to check (the case modules cite the reference).
 UNDESCRIBED: dict[str, str] = {
@@ -66,7 +67,7 @@ UNDESCRIBED: dict[str, str] = {
     **dict.fromkeys(["mybusiness.googleapis.com", "gbp.test"],
                     "Business Profile v4 (localPosts) ships no discovery document in google-api-python-client"),
     **dict.fromkeys(["oauth2.googleapis.com", "oauth2.google.test"], "Google's OAuth 2.0 token endpoint"),
-    **dict.fromkeys(["rupload.facebook.com", "rupload.test", "graph-video.facebook.com", "graph-video.test"],
+    **dict.fromkeys(["rupload.facebook.com", "rupload.test"],
                     "Meta's resumable upload protocol host, not a Graph node or edge"),
     "pinterest-media-upload.test": "the signed storage upload_url that POST /v5/media returned",
     "media.test": "our own media URLs", "testserver": "our own app (httpx ASGITransport)",
@@ -414,6 +415,7 @@ META_EDGES: dict[tuple[str, str], tuple[str, str, str]] = {
     ("GET", "posts"): ("page", "Page", "get_posts"),
     ("GET", "published_posts"): ("page", "Page", "get_published_posts"),
     ("POST", "video_reels"): ("page", "Page", "create_video_reel"),
+    ("POST", "videos"): ("page", "Page", "create_video"),
     ("GET", "accounts"): ("user", "User", "get_accounts"),
 }
 # Nodes our adapters read by id: an IG media container, an IG media, a Page post, a Page video, an IG user, a Page.
