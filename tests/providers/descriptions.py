@@ -513,8 +513,11 @@ def check_meta(request: httpx.Request, path: str) -> Iterator[str]:
         else:
             params[name] = values[-1]
     if len(parts) == 1:  # a node read by id: every selected field must be a field of a node our adapters read
+        if request.method == "DELETE":  # deleting a Page post or video: the SDK's PagePost/AdVideo api_delete
+            yield from (f"parameter {name!r} is not a delete parameter" for name in params)
+            return
         if request.method != "GET":
-            yield f"{request.method} on a node is not an operation our adapters may use"
+            yield f"{request.method} on a node is not an operation of the SDK's described nodes"
             return
         known = set().union(*(_fields_of(_sdk_class(m, c)) for m, c in META_NODES))
         for name in _field_names(params.pop("fields", "")):
