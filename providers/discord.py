@@ -2,7 +2,7 @@
 
 - `POST {webhook_url}?wait=true` so Discord answers the created message (with `wait=false` it answers 204 and no
   ID). Text only: JSON `{"content", "allowed_mentions": {"parse": []}}`; with files: multipart with
-  `payload_json` and `files[n]`, each listed in `attachments` (`{"id": n, "filename"}`).
+  `payload_json` and `files[n]`, each listed in `attachments` (`{"id": "n", "filename"}`; the id is a snowflake string).
 - `content` is at most 2,000 characters and a message takes at most 10 attachments (the official OpenAPI
   description, IncomingWebhookRequestPartial); mentions are never parsed (no @everyone from a draft).
 - `publish_to_followers` (crossposting to following servers) needs a bot with Manage Messages on an
@@ -11,6 +11,9 @@
   the returned message ID in the transaction that settles the attempt; a crash between Discord's answer and
   that commit leaves the attempt unknown and a retry posts again (docs/networks.md).
 - The webhook URL is the credential (its last path segment is the token): it is never logged or shown.
+- Calls go to the versioned path `/api/v10/webhooks/{id}/{token}` whatever form the user pasted (Discord hands out
+  unversioned URLs, which fall back to a deprecated default API version; the official OpenAPI description's
+  server is `https://discord.com/api/v10`).
 
 Account: credentials `{"webhook_url"}`; state `{"webhook_id", "channel_id", "guild_id", "name"}`.
 """
@@ -31,6 +34,7 @@ NETWORK = "Discord"
 UPLOAD_MAX = 25 * 1024 * 1024
 WEBHOOK_PATH = re.compile(r"^/api(?:/v\d+)?/webhooks/(\d{1,25})/([A-Za-z0-9_.-]{1,200})/?$")
 CONTENT_MAX = 2000
+API_VERSION = "v10"  # Discord's API versions table: v10 available (v6-v8 deprecated, v6 the unversioned default)
 
 
 def _classify(response: httpx.Response) -> ProviderError:
@@ -74,17 +78,27 @@ def parse_webhook_url(url: str, allowed_hosts: tuple[str, ...] = ()) -> httpx.UR
     return parsed.copy_with(query=None, fragment=None)
 
 
+def versioned(webhook_url: str) -> str:
+    """The webhook's endpoint on the pinned API version (`/api/v10/webhooks/{id}/{token}`), same host."""
+    url = httpx.URL(webhook_url)
+    found = WEBHOOK_PATH.match(url.path)
+    if not found:
+        raise ProviderError("reauth_required", "Discord webhook URL is not a webhook URL")
+    return str(url.copy_with(path=f"/api/{API_VERSION}/webhooks/{found[1]}/{found[2]}", query=None, fragment=None))
+
+
 def _webhook(account: Account) -> str:
     url = (account.credentials or {}).get("webhook_url")
     if not isinstance(url, str) or not url:
         raise ProviderError("reauth_required", "Discord account has no webhook URL")
-    return url.rstrip("/")
+    return versioned(url)
 
 
 async def verify(webhook_url: str) -> Connection:
     """A GET of the webhook (Get Webhook with Token): it exists and the token is right."""
     async with new_client() as client:
-        hook = json_body(await call(client, "GET", webhook_url, network=NETWORK, classify=_classify), NETWORK)
+        hook = json_body(await call(client, "GET", versioned(webhook_url), network=NETWORK, classify=_classify),
+                         NETWORK)
     if not isinstance(hook, dict) or not hook.get("id") or not hook.get("channel_id"):
         raise ProviderError("malformed", "Discord webhook answered without IDs")
     name = str(hook.get("name") or "Discord webhook")
@@ -147,7 +161,7 @@ class DiscordProvider:
                     name = file_name(media, i)
                     data = await download(str(media["url"]), NETWORK, max_bytes=UPLOAD_MAX)
                     files[f"files[{i}]"] = (name, data, str(media.get("content_type")))
-                    attachments.append({"id": i, "filename": name})
+                    attachments.append({"id": str(i), "filename": name})  # a snowflake string (OpenAPI)
                 payload["attachments"] = attachments
                 response = await call(client, "POST", url, params={"wait": "true"}, network=NETWORK,
                                       classify=_classify, data={"payload_json": json.dumps(payload)}, files=files)

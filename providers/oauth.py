@@ -38,7 +38,8 @@ def _client(client_id: str, *, redirect_uri: str | None = None, scope: str | Non
 
 
 def authorize_url(endpoint: str, client_id: str, redirect_uri: str, scopes: tuple[str, ...], state: str,
-                  code_verifier: str, **extra: str) -> str:
+                  code_verifier: str | None, **extra: str) -> str:
+    """The authorize URL; with a PKCE challenge (S256) unless `code_verifier` is None (a network without PKCE)."""
     client = _client(client_id, redirect_uri=redirect_uri, scope=" ".join(scopes))
     url, _ = client.create_authorization_url(endpoint, state=state, code_verifier=code_verifier, **extra)
     return url
@@ -116,12 +117,13 @@ async def _token_post(endpoint: str, form: dict[str, str], client_id: str, clien
     return await token_request("POST", endpoint, network=network, refused_kind=refused_kind, data=form, auth=auth)
 
 
-def form_exchange(network: str, auth_method: str = "client_secret_post") -> Any:
-    """An `OAuthNetwork.exchange`: the authorization-code grant (RFC 6749 §4.1.3, with the PKCE verifier)."""
+def form_exchange(network: str, auth_method: str = "client_secret_post", *, pkce: bool = True) -> Any:
+    """An `OAuthNetwork.exchange`: the authorization-code grant (RFC 6749 §4.1.3, with the PKCE verifier unless
+    the network's token request has no such field)."""
     async def exchange(endpoint: str, client_id: str, client_secret: str | None, redirect_uri: str, code: str,
                        code_verifier: str) -> dict[str, Any]:
-        return await _token_post(endpoint, {"grant_type": "authorization_code", "code": code,
-                                            "redirect_uri": redirect_uri, "code_verifier": code_verifier},
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
+        return await _token_post(endpoint, form | ({"code_verifier": code_verifier} if pkce else {}),
                                  client_id, client_secret, network=network, refused_kind="rejected",
                                  auth_method=auth_method)
     return exchange

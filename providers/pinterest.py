@@ -37,7 +37,9 @@ from providers.oauth import refresh_due, refreshed
 NETWORK = "Pinterest"
 API_URL = os.environ.get("SOCIALPUB_PINTEREST_API_URL", "https://api.pinterest.com").rstrip("/")
 AUTHORIZE_URL = os.environ.get("SOCIALPUB_PINTEREST_AUTHORIZE_URL", "https://www.pinterest.com/oauth/")
-SCOPES = ("boards:read", "pins:read", "pins:write", "user_accounts:read")
+# The OpenAPI description's security of POST /pins and DELETE /pins/{id} lists boards:write as well
+# (tests/providers/test_description_scopes.py).
+SCOPES = ("boards:read", "boards:write", "pins:read", "pins:write", "user_accounts:read")
 BOARDS_MAX = 250  # one page; the targets route bounds the choices anyway
 PROCESSING_BUDGET = 240.0
 MAX_POLLS = 60

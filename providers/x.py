@@ -238,7 +238,7 @@ class XProvider:
             body = json_body(await call(
                 client, "GET", f"/2/users/{account.provider_account_id}/tweets", network=NETWORK, classify=_classify,
                 params={"start_time": since.strftime("%Y-%m-%dT%H:%M:%SZ"), "max_results": str(RECENT_MAX),
-                        "tweet.fields": "created_at,attachments", "exclude": "replies,retweets"}), NETWORK)
+                        "post.fields": "created_at,attachments", "exclude": "replies,retweets"}), NETWORK)
         posts = body.get("data") if isinstance(body, dict) else None
         if (body is not None and not isinstance(body, dict)) or (posts is not None and not isinstance(posts, list)):
             raise ProviderError("malformed", "X user posts answered an unexpected shape")

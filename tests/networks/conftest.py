@@ -11,6 +11,7 @@ import pytest
 
 from providers import addresses
 from tests.networks.pds import BlueskyAccount, Pds, PdsFailed, PdsUnavailable, start_pds, stop_pds
+from tests.providers.descriptions import described_requests  # noqa: F401 - autouse: every captured request checked
 
 
 def _unavailable(reason: str) -> None:

@@ -16,6 +16,8 @@ MASTODON_TOKEN = "alice_token"  # a seeded account of mastodon-mock's default se
 # Secrets planted in the accounts of these tests: no response body and no log line may contain them.
 TELEGRAM_BOT_TOKEN = "123456789:AAH-planted-secret-bot-token_x9"
 DISCORD_WEBHOOK = "https://discord.com/api/webhooks/223344556677889900/planted-secret-webhook-token_q7"
+# What the adapter calls for it: the same webhook on the pinned API version (the OpenAPI server /api/v10).
+DISCORD_ENDPOINT = "https://discord.com/api/v10/webhooks/223344556677889900/planted-secret-webhook-token_q7"
 TELEGRAM_API = "https://telegram.test"
 
 

@@ -1,7 +1,12 @@
 """Mastodon against mastodon-mock (a real Mastodon-shaped HTTP server from PyPI, on 127.0.0.1): the adapter
 (statuses, threads as replies, Idempotency-Key, media with the 202 → poll path, 422 / 401 / 429 / timeouts),
 the connect flows (access token; OAuth 2.0 + PKCE through `GET /connect/mastodon/callback` with a single-use,
-10-minute state) and the end-to-end publish through `socialpub worker --once` in a subprocess."""
+10-minute state) and the end-to-end publish through `socialpub worker --once` in a subprocess.
+
+Mastodon publishes no machine-readable description; the shapes asserted follow https://docs.joinmastodon.org/methods/
+statuses/ (POST /api/v1/statuses: status, media_ids, in_reply_to_id, visibility, sensitive; Idempotency-Key header),
+https://docs.joinmastodon.org/methods/media/ (POST /api/v2/media, 202 then GET /api/v1/media/{id}) and
+https://docs.joinmastodon.org/methods/oauth/ (authorize with PKCE S256, POST /oauth/token)."""
 
 from __future__ import annotations
 

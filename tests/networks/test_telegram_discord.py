@@ -30,7 +30,14 @@ from providers.telegram import TelegramProvider
 from storage import vault
 from storage.tables.integrations import Integration
 from tests.mcp.support import envelope, in_memory
-from tests.networks.support import DISCORD_WEBHOOK, TELEGRAM_API, TELEGRAM_BOT_TOKEN, Flow, assert_no_secrets
+from tests.networks.support import (
+    DISCORD_ENDPOINT,
+    DISCORD_WEBHOOK,
+    TELEGRAM_API,
+    TELEGRAM_BOT_TOKEN,
+    Flow,
+    assert_no_secrets,
+)
 from tools.networks import connect as networks
 from tools.publishing import worker as publishing
 
@@ -133,7 +140,7 @@ async def test_discord_webhook_waits_for_the_message_and_uploads_files() -> None
     provider = DiscordProvider()
     with respx.mock(assert_all_called=True) as mock:
         serve_assets(mock)
-        execute = mock.post(DISCORD_WEBHOOK, params={"wait": "true"}).mock(side_effect=[
+        execute = mock.post(DISCORD_ENDPOINT, params={"wait": "true"}).mock(side_effect=[
             httpx.Response(200, json={"id": "9001", "channel_id": "55555", "content": "Hi"}),
             httpx.Response(200, json={"id": "9002", "channel_id": "55555", "content": "Pics"})])
         text = await provider.publish(dc_account(), PostRequest(platform="discord", post_type="DC_MESSAGE",
@@ -146,7 +153,7 @@ async def test_discord_webhook_waits_for_the_message_and_uploads_files() -> None
                                                          media=media(2)))
         body = multipart(execute.calls[1].request)
         payload = json.loads(body.split(b'name="payload_json"\r\n\r\n')[1].split(b"\r\n--")[0])
-        assert payload["attachments"] == [{"id": 0, "filename": "file0.jpg"}, {"id": 1, "filename": "file1.jpg"}]
+        assert payload["attachments"] == [{"id": "0", "filename": "file0.jpg"}, {"id": "1", "filename": "file1.jpg"}]  # snowflake ids
         assert b'name="files[0]"; filename="file0.jpg"' in body and b'name="files[1]"' in body
 
     with pytest.raises(ProviderError) as crosspost:
@@ -156,7 +163,7 @@ async def test_discord_webhook_waits_for_the_message_and_uploads_files() -> None
         crosspost.value.safe_reason
 
     with respx.mock() as mock:
-        mock.post(DISCORD_WEBHOOK).respond(429, json={"message": "You are being rate limited.", "retry_after": 1.5,
+        mock.post(DISCORD_ENDPOINT).respond(429, json={"message": "You are being rate limited.", "retry_after": 1.5,
                                                       "global": False})
         with pytest.raises(ProviderError) as limited:
             await provider.publish(dc_account(), PostRequest(platform="discord", post_type="DC_MESSAGE", text="x"))
@@ -183,7 +190,7 @@ async def test_connect_verifies_before_saving_and_refuses_bad_credentials(env) -
             await networks.connect(env.rt, flow.brand.id, "telegram",
                                    {"bot_token": TELEGRAM_BOT_TOKEN, "chat_id": "@acme_news"})
         assert TELEGRAM_BOT_TOKEN not in str(err.value)
-        mock.get(DISCORD_WEBHOOK).respond(404, json={"message": "Unknown Webhook", "code": 10015})
+        mock.get(DISCORD_ENDPOINT).respond(404, json={"message": "Unknown Webhook", "code": 10015})
         with pytest.raises(networks.ConnectError, match="refused the credentials"):
             await networks.connect(env.rt, flow.brand.id, "discord", {"webhook_url": DISCORD_WEBHOOK})
     with pytest.raises(networks.ConnectError, match=r"must be an https://discord\.com"):
@@ -201,7 +208,7 @@ async def test_telegram_and_discord_publish_end_to_end_and_never_echo_a_secret(e
     with respx.mock(assert_all_called=False) as mock:
         mock.post(f"{BOT}/getMe").mock(return_value=ok({"id": 1, "is_bot": True, "username": "acme_bot"}))
         mock.post(f"{BOT}/getChat").mock(return_value=ok(CHAT))
-        mock.get(DISCORD_WEBHOOK).respond(200, json={**HOOK, "token": "planted-secret-webhook-token_q7"})
+        mock.get(DISCORD_ENDPOINT).respond(200, json={**HOOK, "token": "planted-secret-webhook-token_q7"})
         tg = await networks.connect(env.rt, flow.brand.id, "telegram",
                                     {"bot_token": TELEGRAM_BOT_TOKEN, "chat_id": "@acme_news"})
         dc = await networks.connect(env.rt, flow.brand.id, "discord", {"webhook_url": DISCORD_WEBHOOK})
@@ -215,7 +222,7 @@ async def test_telegram_and_discord_publish_end_to_end_and_never_echo_a_secret(e
     env.clock.advance(minutes=10)
     with respx.mock(assert_all_called=True) as mock:
         send = mock.post(f"{BOT}/sendMessage").mock(return_value=ok({"message_id": 77, "chat": CHAT}))
-        hook = mock.post(DISCORD_WEBHOOK, params={"wait": "true"}).respond(
+        hook = mock.post(DISCORD_ENDPOINT, params={"wait": "true"}).respond(
             200, json={"id": "123456789012345678", "channel_id": "55555"})
         assert await publishing.publish_due(env.rt, "w1") == 1
     assert json.loads(send.calls.last.request.content)["disable_notification"] is True

@@ -75,6 +75,7 @@ class OAuthNetwork:
     # exchange is its own: (endpoint, client_id, client_secret, redirect_uri, code, verifier) -> token.
     client_id_param: str = "client_id"
     exchange: Callable[..., Awaitable[dict[str, Any]]] | None = None
+    pkce: bool = True  # False where the network's token request describes no code_verifier (Pinterest)
 
     def url(self, server: str, path: str) -> str:
         return path if path.startswith("https://") else f"{server.rstrip('/')}{path}"
@@ -118,12 +119,13 @@ NETWORKS: dict[str, OAuthNetwork] = {
         platform="youtube", provider="youtube", display_name="YouTube", scopes=youtube.SCOPES,
         authorize_path=google.AUTHORIZE_URL, token_path=google.TOKEN_URL, verify_token=youtube.verify,
         server=youtube.API_URL, authorize_params=google.AUTHORIZE_PARAMS, exchange=form_exchange("YouTube")),
-    # Pinterest separates scopes with commas, so they travel as one comma-joined scope value.
+    # Pinterest separates scopes with commas, so they travel as one comma-joined scope value. Its OpenAPI
+    # description's code exchange (OauthAccessTokenRequestCode) has no code_verifier: no PKCE, the state alone.
     "pinterest": OAuthNetwork(
         platform="pinterest", provider="pinterest", display_name="Pinterest", scopes=(",".join(pinterest.SCOPES),),
         authorize_path=pinterest.AUTHORIZE_URL, token_path="/v5/oauth/token", verify_token=pinterest.verify,
-        server=pinterest.API_URL, token_auth="client_secret_basic",
-        exchange=form_exchange("Pinterest", "client_secret_basic")),
+        server=pinterest.API_URL, token_auth="client_secret_basic", pkce=False,
+        exchange=form_exchange("Pinterest", "client_secret_basic", pkce=False)),
     "tumblr": OAuthNetwork(
         platform="tumblr", provider="tumblr", display_name="Tumblr", scopes=tumblr.SCOPES,
         authorize_path=tumblr.AUTHORIZE_URL, token_path="/v2/oauth2/token", verify_token=tumblr.verify,
@@ -199,7 +201,7 @@ async def start(rt: Runtime, brand_id: str, platform: str, *, server: str | None
     if network.client_id_param != "client_id":
         extra[network.client_id_param] = app.client_id
     url = authorize_url(network.url(base, network.authorize_path), app.client_id, app.redirect_uri, network.scopes,
-                        state, verifier, **extra)
+                        state, verifier if network.pkce else None, **extra)
     return {"authorize_url": url, "expires_at": iso(now + STATE_TTL), "redirect_uri": app.redirect_uri}
 
 

@@ -1,7 +1,10 @@
-"""The TikTok contract case. Facts from TikTok's Content Posting API reference (developers.tiktok.com/doc/
-content-posting-api-reference-direct-post, -get-video-status, -query-creator-info, photo posts, oauth-user-access-
-token-management): `POST /v2/post/publish/creator_info/query/` → `data.privacy_level_options`,
-`comment_disabled`, `duet_disabled`, `stitch_disabled`; `POST /v2/post/publish/video/init/` (`post_info`,
+"""The TikTok contract case (TikTok publishes no machine-readable description). Facts from TikTok's Content Posting
+API reference: https://developers.tiktok.com/doc/content-posting-api-reference-direct-post (video/init,
+post_info, source_info), https://developers.tiktok.com/doc/content-posting-api-reference-photo-post (content/init),
+https://developers.tiktok.com/doc/content-posting-api-reference-query-creator-info (creator_info),
+https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status (status/fetch),
+https://developers.tiktok.com/doc/oauth-user-access-token-management (token refresh).
+`POST /v2/post/publish/creator_info/query/` → `data.privacy_level_options`, `comment_disabled`, `duet_disabled`, `stitch_disabled`; `POST /v2/post/publish/video/init/` (`post_info`,
 `source_info.source=PULL_FROM_URL`, `video_url`) → `data.publish_id`; `POST /v2/post/publish/content/init/`
 (`media_type=PHOTO`, `post_mode=DIRECT_POST`, `photo_images`); `POST /v2/post/publish/status/fetch/` → `status`
 (PROCESSING_DOWNLOAD, PUBLISH_COMPLETE, FAILED with `fail_reason`) and `publicaly_available_post_id`; errors as
