@@ -20,7 +20,8 @@ Instagram business/creator account, a long-lived user token.
 - Refresh: a long-lived user token (60 days) is exchanged again ahead of expiry
   (`GET /oauth/access_token?grant_type=fb_exchange_token`); a refusal is reauth_required.
 
-The Graph base is `SOCIALPUB_GRAPH_API_URL` (default https://graph.facebook.com/v21.0); the token is sent as an
+The Graph base is `SOCIALPUB_GRAPH_API_URL` (default https://graph.facebook.com/{version}, the Graph API version
+of providers/versions.py); the token is sent as an
 `Authorization: Bearer` header, never in a URL.
 """
 
@@ -35,14 +36,17 @@ from typing import Any
 import anyio
 import httpx
 
+from providers import versions
 from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, retry_after
 from providers.oauth import refresh_due
 from schemas.time import iso
 
 NETWORK = "Instagram"
-GRAPH_URL = os.environ.get("SOCIALPUB_GRAPH_API_URL", "https://graph.facebook.com/v21.0").rstrip("/")
-AUTHORIZE_URL = os.environ.get("SOCIALPUB_FACEBOOK_AUTHORIZE_URL", "https://www.facebook.com/v21.0/dialog/oauth")
+GRAPH_URL = os.environ.get("SOCIALPUB_GRAPH_API_URL",
+                           f"https://graph.facebook.com/{versions.GRAPH.version}").rstrip("/")
+AUTHORIZE_URL = os.environ.get("SOCIALPUB_FACEBOOK_AUTHORIZE_URL",
+                               f"https://www.facebook.com/{versions.GRAPH.version}/dialog/oauth")
 SCOPES = ("instagram_basic", "instagram_content_publish", "pages_show_list", "pages_read_engagement",
           "business_management")
 PROCESSING_BUDGET = 240.0

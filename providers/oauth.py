@@ -53,8 +53,9 @@ def _status_first(response: httpx.Response) -> httpx.Response:
 
 
 def authorize_url(endpoint: str, client_id: str, redirect_uri: str, scopes: tuple[str, ...], state: str,
-                  code_verifier: str, **extra: str) -> str:
-    client = _client(client_id, None, redirect_uri=redirect_uri, scope=" ".join(scopes))
+                  code_verifier: str, *, scope_separator: str = " ", **extra: str) -> str:
+    """`scope_separator`: RFC 6749 joins scopes with spaces; TikTok and Pinterest want commas."""
+    client = _client(client_id, None, redirect_uri=redirect_uri, scope=scope_separator.join(scopes))
     url, _ = client.create_authorization_url(endpoint, state=state, code_verifier=code_verifier, **extra)
     return url
 

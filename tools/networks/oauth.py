@@ -74,6 +74,12 @@ class OAuthNetwork:
     # exchange is its own: (endpoint, client_id, client_secret, redirect_uri, code, verifier) -> token.
     client_id_param: str = "client_id"
     exchange: Callable[..., Awaitable[dict[str, Any]]] | None = None
+    scope_separator: str = " "  # RFC 6749; TikTok and Pinterest join their scopes with commas
+
+    @property
+    def scope_param(self) -> str:
+        """The `scope` value the authorize URL carries."""
+        return self.scope_separator.join(self.scopes)
 
     def url(self, server: str, path: str) -> str:
         return path if path.startswith("https://") else f"{server.rstrip('/')}{path}"
@@ -97,7 +103,8 @@ NETWORKS: dict[str, OAuthNetwork] = {
     "tiktok": OAuthNetwork(
         platform="tiktok", provider="tiktok", display_name="TikTok", scopes=tiktok.SCOPES,
         authorize_path=tiktok.AUTHORIZE_URL, token_path="/v2/oauth/token/", verify_token=tiktok.verify,
-        server=tiktok.API_URL, client_id_param="client_key", exchange=tiktok.exchange_code),
+        server=tiktok.API_URL, client_id_param="client_key", exchange=tiktok.exchange_code,
+        scope_separator=tiktok.SCOPE_SEPARATOR),
     # Threads: the code exchange is followed at once by the long-lived token exchange (threads.exchange_code).
     "threads": OAuthNetwork(
         platform="threads", provider="threads", display_name="Threads", scopes=threads.SCOPES,
@@ -117,9 +124,10 @@ NETWORKS: dict[str, OAuthNetwork] = {
         platform="youtube", provider="youtube", display_name="YouTube", scopes=youtube.SCOPES,
         authorize_path=google.AUTHORIZE_URL, token_path=google.TOKEN_URL, verify_token=youtube.verify,
         server=youtube.API_URL, authorize_params=google.AUTHORIZE_PARAMS, exchange=form_exchange("YouTube")),
-    # Pinterest separates scopes with commas, so they travel as one comma-joined scope value.
+    # Pinterest separates scopes with commas.
     "pinterest": OAuthNetwork(
-        platform="pinterest", provider="pinterest", display_name="Pinterest", scopes=(",".join(pinterest.SCOPES),),
+        platform="pinterest", provider="pinterest", display_name="Pinterest", scopes=pinterest.SCOPES,
+        scope_separator=",",
         authorize_path=pinterest.AUTHORIZE_URL, token_path="/v5/oauth/token", verify_token=pinterest.verify,
         server=pinterest.API_URL, token_auth="client_secret_basic",
         exchange=form_exchange("Pinterest", "client_secret_basic")),
@@ -197,7 +205,7 @@ async def start(rt: Runtime, brand_id: str, platform: str, *, server: str | None
     if network.client_id_param != "client_id":
         extra[network.client_id_param] = app.client_id
     url = authorize_url(network.url(base, network.authorize_path), app.client_id, app.redirect_uri, network.scopes,
-                        state, verifier, **extra)
+                        state, verifier, scope_separator=network.scope_separator, **extra)
     return {"authorize_url": url, "expires_at": iso(now + STATE_TTL), "redirect_uri": app.redirect_uri}
 
 
