@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 # How a provider failure is classified; `retryable` kinds are retried by the worker with backoff.
@@ -100,6 +100,10 @@ class PostResult:
 
 class Provider(Protocol):
     name: str
+    # How long before its credentials' `expires_at` the token tick refreshes an account of this network: the
+    # network's own window (None: its credentials never expire). An adapter that cannot always refresh may also
+    # declare `reconnect_notice_ahead`: the reconnect notice is sent that long before an unrefreshable expiry.
+    refresh_ahead: timedelta | None
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options: ...
 

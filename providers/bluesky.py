@@ -282,6 +282,7 @@ class _Session:
 
 class BlueskyProvider:
     name = "bluesky"
+    refresh_ahead = timedelta(seconds=REFRESH_AHEAD)  # access JWTs (about 2 hours) renewed this far ahead
 
     def __init__(self, *, transport: httpx.AsyncBaseTransport | None = None,
                  media_transport: httpx.AsyncBaseTransport | None = None,

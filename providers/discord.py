@@ -97,6 +97,7 @@ async def verify(webhook_url: str) -> Connection:
 
 class DiscordProvider:
     name = "discord"
+    refresh_ahead = None  # webhook URLs do not expire
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("rejected", f"Discord has no dynamic options ({kind})")

@@ -79,6 +79,7 @@ async def verify(server: str, token: str) -> Connection:
 
 class GoogleBusinessProvider:
     name = "google_business"
+    refresh_ahead = google.REFRESH_AHEAD  # the token tick refreshes Google tokens (1 hour) this far ahead
 
     def __init__(self, *, api_url: str = API_URL, token_url: str = google.TOKEN_URL,
                  timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> None:

@@ -101,6 +101,7 @@ async def verify(instance: str, token: str) -> Connection:
 
 class MastodonProvider:
     name = "mastodon"
+    refresh_ahead = REFRESH_AHEAD  # instances that expire tokens: refreshed this far ahead
 
     def __init__(self, *, poll_seconds: float = MEDIA_POLL_SECONDS, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> None:
         self.poll_seconds, self.timeout = poll_seconds, timeout

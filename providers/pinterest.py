@@ -94,6 +94,7 @@ async def verify(server: str, token: str) -> Connection:
 
 class PinterestProvider:
     name = "pinterest"
+    refresh_ahead = REFRESH_AHEAD  # the token tick refreshes Pinterest tokens (30 days) this far ahead
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
                  processing_budget: float = PROCESSING_BUDGET, poll_min: float = POLL_MIN) -> None:

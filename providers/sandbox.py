@@ -144,6 +144,7 @@ class SandboxLedger:
 
 class SandboxProvider:
     name = "sandbox"
+    refresh_ahead = None  # the token tick leaves sandbox accounts alone
 
     def __init__(self, home: Path | None = None) -> None:
         self.calls: list[dict[str, Any]] = []

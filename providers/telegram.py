@@ -110,6 +110,7 @@ async def verify(api_base: str, bot_token: str, chat_id: str) -> Connection:
 
 class TelegramProvider:
     name = "telegram"
+    refresh_ahead = None  # bot tokens do not expire
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("rejected", f"Telegram has no dynamic options ({kind})")

@@ -102,6 +102,7 @@ def _data(response: httpx.Response) -> dict[str, Any]:
 
 class TikTokProvider:
     name = "tiktok"
+    refresh_ahead = REFRESH_AHEAD  # the token tick refreshes TikTok tokens (24 hours) this far ahead
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
                  processing_budget: float = PROCESSING_BUDGET, poll_min: float = POLL_MIN) -> None:

@@ -80,6 +80,7 @@ def _media(media: dict[str, Any]) -> dict[str, Any]:
 
 class TumblrProvider:
     name = "tumblr"
+    refresh_ahead = REFRESH_AHEAD  # the token tick refreshes Tumblr tokens (42 minutes) this far ahead
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> None:
         self.api_url, self.timeout = api_url.rstrip("/"), timeout

@@ -114,6 +114,7 @@ def _core(text: str) -> str:
 
 class XProvider:
     name = "x"
+    refresh_ahead = REFRESH_AHEAD  # the token tick refreshes X tokens (2 hours) this far ahead
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
                  processing_budget: float = PROCESSING_BUDGET, poll_min: float = POLL_MIN) -> None:

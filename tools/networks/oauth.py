@@ -94,12 +94,12 @@ NETWORKS: dict[str, OAuthNetwork] = {
     "x": OAuthNetwork(
         platform="x", provider="x", display_name="X", scopes=x.SCOPES, authorize_path=x.AUTHORIZE_URL,
         token_path="/2/oauth2/token", verify_token=x.verify, server=x.API_URL, token_auth="client_secret_basic"),
-    # Facebook Login for Business; the short-lived user token is exchanged for a long-lived one by the token
-    # tick (its expiry is within the refresh window), which needs the app's credentials in the account's.
+    # Facebook Login for Business; the short-lived user token is exchanged at once for a long-lived one
+    # (instagram.exchange_code), which the token tick exchanges again ahead of expiry with the app's credentials.
     "instagram": OAuthNetwork(
         platform="instagram", provider="instagram", display_name="Instagram", scopes=instagram.SCOPES,
         authorize_path=instagram.AUTHORIZE_URL, token_path="/oauth/access_token", verify_token=instagram.verify,
-        server=instagram.GRAPH_URL),
+        server=instagram.GRAPH_URL, exchange=instagram.exchange_code),
     "tiktok": OAuthNetwork(
         platform="tiktok", provider="tiktok", display_name="TikTok", scopes=tiktok.SCOPES,
         authorize_path=tiktok.AUTHORIZE_URL, token_path="/v2/oauth/token/", verify_token=tiktok.verify,
