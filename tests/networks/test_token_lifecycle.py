@@ -114,7 +114,7 @@ async def test_each_network_refreshes_by_its_own_window(env) -> None:
                                          "expires_at": expires, "client_id": "c"})
     li = await _account(env, flow, "linkedin", {"access_token": "li-SECRET", "expires_at": expires})
     never = await _account(env, flow, "telegram", {"bot_token": "1:t-SECRET", "chat_id": "@c"})
-    assert x.REFRESH_AHEAD == timedelta(minutes=15) and linkedin.REFRESH_AHEAD == timedelta(days=7)
+    assert timedelta(minutes=15) == x.REFRESH_AHEAD and timedelta(days=7) == linkedin.REFRESH_AHEAD
 
     async def due() -> set[str]:
         async with env.db.session(write=False) as s:
