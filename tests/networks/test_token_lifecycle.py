@@ -145,3 +145,19 @@ async def test_the_due_query_reads_the_index(env) -> None:
             plan = " ".join(r[0] for r in (await s.exec(text(f"EXPLAIN {compiled}"))).all())
             assert "ix_integrations_refresh_due" in plan and "Sort" not in plan, plan
     assert f"LIMIT {tokens.BATCH}" in str(compiled)
+
+
+def test_credentials_are_stored_only_through_store_credentials() -> None:
+    """`refresh_due_at` is right only if every write of credentials goes through the one function that keeps it:
+    no other module of the service assigns sealed credentials to an integration."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    allowed = {"tools/services/accounts.py",  # store_credentials itself
+               "tools/operator/actions.py",  # the row's first credentials; connect.save stores them again
+               "tools/networks/secrets.py"}  # re-encryption under a new key: the expiry does not change
+    write = re.compile(r"\.credentials\s*=\s*vault\.|credentials=vault\.seal\(")
+    offenders = [str(p.relative_to(root)) for area in ("tools", "server", "storage") for p in (root / area).rglob("*.py")
+                 if str(p.relative_to(root)) not in allowed and write.search(p.read_text())]
+    assert offenders == [], f"store credentials with tools.services.accounts.store_credentials: {offenders}"
