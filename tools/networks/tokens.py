@@ -77,16 +77,26 @@ async def refresh_one(rt: Runtime, integration_id: str) -> int:
         i = await s.get(Integration, integration_id)
         if i is None or i.status != "connected":
             return 0
+        provider_name = i.provider
+        known = provider_name in rt.providers
         try:
             credentials = vault.open_credentials(rt.settings, i.credentials)
         except vault.VaultError:
             log.error("integration %s: stored credentials cannot be decrypted with the vault keys", i.id)
-            await _look_again(rt, integration_id, rt.clock.now() + RETRY_AFTER)
-            return 0
+            credentials = None
+            sealed_shut = True
+        else:
+            sealed_shut = False
         account = Account(integration_id=i.id, platform=i.platform, status=i.status,
                           provider_account_id=i.provider_account_id, credentials=credentials,
                           state=dict(i.provider_state or {}))
-        provider = rt.providers[i.provider]
+    if not known:  # an adapter this build no longer has: nothing can refresh it
+        await _look_again(rt, integration_id, None)
+        return 0
+    if sealed_shut:  # a vault key was removed too early: looked at again once the operator restores it
+        await _look_again(rt, integration_id, rt.clock.now() + RETRY_AFTER)
+        return 0
+    provider = rt.providers[provider_name]
     now = rt.clock.now()
     try:
         fresh = await provider.refresh_credentials(account, now)
