@@ -32,7 +32,7 @@ from storage import vault
 from storage.tables.integrations import Integration
 from tools.notifications import notify
 from tools.runtime import Runtime
-from tools.services.accounts import refresh_due_at, store_credentials
+from tools.services.accounts import outbound, refresh_due_at, store_credentials
 
 log = logging.getLogger("socialpub.networks.tokens")
 
@@ -99,7 +99,8 @@ async def refresh_one(rt: Runtime, integration_id: str) -> int:
     provider = rt.providers[provider_name]
     now = rt.clock.now()
     try:
-        fresh = await provider.refresh_credentials(account, now)
+        with outbound(rt.settings):
+            fresh = await provider.refresh_credentials(account, now)
     except ProviderError as exc:
         if exc.kind != "reauth_required":
             log.warning("integration %s: refresh failed (%s), tried again later", integration_id, exc.message)

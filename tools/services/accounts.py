@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
 
+from providers import addresses
 from providers.base import Account
 from schemas.settings import Settings
 from schemas.time import parse_timestamp
@@ -69,6 +71,13 @@ def store_credentials(integration: Integration, credentials: dict[str, Any] | No
     integration.credentials = vault.seal(settings, credentials)
     provider = providers.get(integration.provider) if integration.provider != "sandbox" else None
     integration.refresh_due_at = refresh_due_at(provider, credentials)
+
+
+def outbound(settings: Settings) -> AbstractContextManager[None]:
+    """The context every adapter call runs in. Adapters connect only to addresses the address policy accepts
+    (providers/addresses.py, checked when each connection opens); hosts named in SOCIALPUB_FETCH_ALLOW_HOSTS
+    may be private, as for media imports. Outside it no private address is reachable."""
+    return addresses.allowing(settings.fetch_allow_hosts)
 
 
 def provider_error(kind: str) -> tuple[str, str]:
