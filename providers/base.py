@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -166,6 +166,10 @@ def granted_from_token(credentials: dict[str, Any] | None) -> tuple[str, ...] | 
 
 class Provider(Protocol):
     name: str
+    # How long before its credentials' `expires_at` the token tick refreshes an account of this network: the
+    # network's own window (None: its credentials never expire). An adapter that cannot always refresh may also
+    # declare `reconnect_notice_ahead`: the reconnect notice is sent that long before an unrefreshable expiry.
+    refresh_ahead: timedelta | None
 
     # The scopes each operation needs, as the network's reference names them (one source: `integrations check`
     # compares the granted scopes with it): `publish:<POST_TYPE>` for every post type the platform registry

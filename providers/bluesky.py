@@ -289,6 +289,7 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {}
 
 class BlueskyProvider:
     name = "bluesky"
+    refresh_ahead = timedelta(seconds=REFRESH_AHEAD)  # access JWTs (about 2 hours) renewed this far ahead
     needed_scopes = NEEDED_SCOPES
 
     def __init__(self, *, transport: httpx.AsyncBaseTransport | None = None,

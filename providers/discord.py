@@ -115,6 +115,7 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {}
 
 class DiscordProvider:
     name = "discord"
+    refresh_ahead = None  # webhook URLs do not expire
     needed_scopes = NEEDED_SCOPES
 
     async def check(self, account: Account) -> CheckResult:

@@ -24,9 +24,10 @@ user's long-lived token (`GET /me/accounts`, which answers each Page's `access_t
   the Page tokens read from it do not expire; the token tick exchanges the user token again a week ahead and
   reads the Page tokens anew. A refusal is reauth_required (the account is marked expired).
 
-Bases: `SOCIALPUB_GRAPH_API_URL` (https://graph.facebook.com/v21.0), `SOCIALPUB_GRAPH_VIDEO_URL`
-(https://graph-video.facebook.com/v21.0), `SOCIALPUB_FACEBOOK_RUPLOAD_URL`
-(https://rupload.facebook.com/video-upload/v21.0). Tokens travel in headers, never in a URL.
+Bases: `SOCIALPUB_GRAPH_API_URL` (https://graph.facebook.com/{version}), `SOCIALPUB_GRAPH_VIDEO_URL`
+(https://graph-video.facebook.com/{version}), `SOCIALPUB_FACEBOOK_RUPLOAD_URL`
+(https://rupload.facebook.com/video-upload/{version}); {version} is the Graph API version of providers/versions.py.
+Tokens travel in headers, never in a URL.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from typing import Any
 import anyio
 import httpx
 
+from providers import versions
 from providers.base import (
     Account,
     CheckResult,
@@ -57,9 +59,10 @@ from providers.oauth import refresh_due, token_request
 from schemas.time import iso
 
 NETWORK = "Facebook"
-VIDEO_URL = os.environ.get("SOCIALPUB_GRAPH_VIDEO_URL", "https://graph-video.facebook.com/v21.0").rstrip("/")
+VIDEO_URL = os.environ.get("SOCIALPUB_GRAPH_VIDEO_URL",
+                           f"https://graph-video.facebook.com/{versions.GRAPH.version}").rstrip("/")
 RUPLOAD_URL = os.environ.get("SOCIALPUB_FACEBOOK_RUPLOAD_URL",
-                             "https://rupload.facebook.com/video-upload/v21.0").rstrip("/")
+                             f"https://rupload.facebook.com/video-upload/{versions.GRAPH.version}").rstrip("/")
 __all__ = ["AUTHORIZE_URL", "GRAPH_URL", "FacebookProvider", "exchange_code", "verify"]
 SCOPES = ("pages_show_list", "pages_read_engagement", "pages_manage_posts", "business_management")
 PROCESSING_BUDGET = 240.0

@@ -101,6 +101,7 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
 
 class GoogleBusinessProvider:
     name = "google_business"
+    refresh_ahead = google.REFRESH_AHEAD  # the token tick refreshes Google tokens (1 hour) this far ahead
     needed_scopes = NEEDED_SCOPES
     tokeninfo_url = google.TOKENINFO_URL
     info_url = INFO_URL

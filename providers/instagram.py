@@ -17,10 +17,17 @@ Instagram business/creator account, a long-lived user token.
   caption match (Stories carry no caption and are not recoverable this way: documented).
 - Errors (Graph API `error.code`): 190 (invalid/expired token) → reauth_required; 4, 17, 32, 613 and 80002
   (rate limits) → rate_limited; `is_transient` or 1/2 → transient; others refused with our own sentence.
-- Refresh: a long-lived user token (60 days) is exchanged again ahead of expiry
-  (`GET /oauth/access_token?grant_type=fb_exchange_token`); a refusal is reauth_required.
+- Tokens (Facebook Login, "Long-Lived Access Tokens",
+  https://developers.facebook.com/docs/facebook-login/guides/access-tokens/get-long-lived): the code exchange
+  gives a short-lived user token ("expiring in hours"), so the connect exchanges it at once for a long-lived one
+  (`GET /oauth/access_token?grant_type=fb_exchange_token`, about 60 days; `exchange_code`). The token tick tries
+  the exchange again a week ahead; when that does not extend the token it sends a reconnect notice before
+  expiry (`reconnect_notice_ahead`): Meta documents no server-side refresh of a long-lived user token. A refusal
+  is reauth_required. (This adapter uses the Facebook Login path — `graph.facebook.com`, the Page's linked
+  account — so `ig_exchange_token`/`ig_refresh_token` of Instagram Login do not apply.)
 
-The Graph base is `SOCIALPUB_GRAPH_API_URL` (default https://graph.facebook.com/v21.0); the token is sent as an
+The Graph base is `SOCIALPUB_GRAPH_API_URL` (default https://graph.facebook.com/{version}, the Graph API version
+of providers/versions.py); the token is sent as an
 `Authorization: Bearer` header, never in a URL.
 """
 
@@ -35,6 +42,7 @@ from typing import Any
 import anyio
 import httpx
 
+from providers import versions
 from providers.base import (
     Account,
     CheckResult,
@@ -47,12 +55,14 @@ from providers.base import (
     recorded,
 )
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, retry_after
-from providers.oauth import refresh_due
+from providers.oauth import refresh_due, token_request
 from schemas.time import iso
 
 NETWORK = "Instagram"
-GRAPH_URL = os.environ.get("SOCIALPUB_GRAPH_API_URL", "https://graph.facebook.com/v21.0").rstrip("/")
-AUTHORIZE_URL = os.environ.get("SOCIALPUB_FACEBOOK_AUTHORIZE_URL", "https://www.facebook.com/v21.0/dialog/oauth")
+GRAPH_URL = os.environ.get("SOCIALPUB_GRAPH_API_URL",
+                           f"https://graph.facebook.com/{versions.GRAPH.version}").rstrip("/")
+AUTHORIZE_URL = os.environ.get("SOCIALPUB_FACEBOOK_AUTHORIZE_URL",
+                               f"https://www.facebook.com/{versions.GRAPH.version}/dialog/oauth")
 SCOPES = ("instagram_basic", "instagram_content_publish", "pages_show_list", "pages_read_engagement",
           "business_management")
 PROCESSING_BUDGET = 240.0
@@ -60,6 +70,7 @@ MAX_POLLS = 60  # status reads per container per attempt (with the budget, which
 POLL_MIN, POLL_MAX = 2.0, 30.0
 RECENT_MAX = 50
 REFRESH_AHEAD = timedelta(days=7)  # long-lived tokens last 60 days; exchanged again a week ahead
+LONG_LIVED = timedelta(days=60)
 _RATE_CODES = {4, 17, 32, 613, 80002}
 
 
@@ -106,6 +117,22 @@ def _id(body: Any, what: str) -> str:
     return str(body["id"])
 
 
+async def exchange_code(endpoint: str, client_id: str, client_secret: str | None, redirect_uri: str, code: str,
+                        code_verifier: str) -> dict[str, Any]:
+    """The code exchange (`/oauth/access_token`), then at once the long-lived user token (`fb_exchange_token`,
+    about 60 days): the short-lived one expires in hours (Facebook Login, Long-Lived Access Tokens)."""
+    short = await token_request("POST", endpoint, network=NETWORK, refused_kind="rejected", data={
+        "client_id": client_id, "client_secret": client_secret or "", "code": code,
+        "grant_type": "authorization_code", "redirect_uri": redirect_uri, "code_verifier": code_verifier})
+    graph = endpoint.rsplit("/oauth/", 1)[0]
+    long = await token_request("GET", f"{graph}/oauth/access_token", network=NETWORK, refused_kind="rejected",
+                               params={"grant_type": "fb_exchange_token", "client_id": client_id,
+                                       "client_secret": client_secret or "",
+                                       "fb_exchange_token": short["access_token"]})
+    # Meta's answer carries `expires_in` (seconds); a missing one is the documented ~60 days.
+    return {**short, **long, "expires_in": int(long.get("expires_in") or LONG_LIVED.total_seconds())}
+
+
 async def verify(server: str, token: str) -> Connection:
     """The Instagram professional account linked to the user's Page (`GET /me/accounts` with
     `instagram_business_account`). Several: the first is connected and the others recorded in the state
@@ -149,6 +176,8 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
 
 class InstagramProvider:
     name = "instagram"
+    refresh_ahead = REFRESH_AHEAD  # the token tick's window for these accounts (60-day tokens)
+    reconnect_notice_ahead = REFRESH_AHEAD  # ... and the reconnect notice when the exchange cannot extend them
     needed_scopes = NEEDED_SCOPES
 
     def __init__(self, *, graph_url: str = GRAPH_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,

@@ -23,7 +23,8 @@ administers. Every call carries `LinkedIn-Version: YYYYMM` and `X-Restli-Protoco
   notice a week before expiry (`reconnect_notice_ahead`) and marks the account expired once the token is.
 
 Bases: `SOCIALPUB_LINKEDIN_API_URL` (https://api.linkedin.com), `SOCIALPUB_LINKEDIN_OAUTH_URL`
-(https://www.linkedin.com/oauth/v2); `SOCIALPUB_LINKEDIN_VERSION` (default 202510); `SOCIALPUB_LINKEDIN_SCOPES`
+(https://www.linkedin.com/oauth/v2); `SOCIALPUB_LINKEDIN_VERSION` (the version and its
+sunset are declared in providers/versions.py); `SOCIALPUB_LINKEDIN_SCOPES`
 (space-separated) replaces the default scopes, e.g. to add the organization ones.
 """
 
@@ -38,6 +39,7 @@ from urllib.parse import quote
 import anyio
 import httpx
 
+from providers import versions
 from providers.base import (
     Account,
     CheckResult,
@@ -58,7 +60,7 @@ API_URL = os.environ.get("SOCIALPUB_LINKEDIN_API_URL", "https://api.linkedin.com
 OAUTH_URL = os.environ.get("SOCIALPUB_LINKEDIN_OAUTH_URL", "https://www.linkedin.com/oauth/v2").rstrip("/")
 AUTHORIZE_URL = f"{OAUTH_URL}/authorization"
 TOKEN_URL = f"{OAUTH_URL}/accessToken"
-VERSION = os.environ.get("SOCIALPUB_LINKEDIN_VERSION", "202510")
+VERSION = versions.LINKEDIN.version  # one place: providers/versions.py (with its published sunset)
 # A member's posts (Share on LinkedIn + Sign In with OpenID Connect). Organization pages need the Community
 # Management API's scopes too: r_organization_social w_organization_social rw_organization_admin.
 SCOPES = tuple((os.environ.get("SOCIALPUB_LINKEDIN_SCOPES") or "openid profile w_member_social").split())

@@ -124,6 +124,7 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
 
 class MastodonProvider:
     name = "mastodon"
+    refresh_ahead = REFRESH_AHEAD  # instances that expire tokens: refreshed this far ahead
     needed_scopes = NEEDED_SCOPES
 
     def __init__(self, *, poll_seconds: float = MEDIA_POLL_SECONDS, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> None:

@@ -38,9 +38,10 @@ def _client(client_id: str, *, redirect_uri: str | None = None, scope: str | Non
 
 
 def authorize_url(endpoint: str, client_id: str, redirect_uri: str, scopes: tuple[str, ...], state: str,
-                  code_verifier: str | None, **extra: str) -> str:
-    """The authorize URL; with a PKCE challenge (S256) unless `code_verifier` is None (a network without PKCE)."""
-    client = _client(client_id, redirect_uri=redirect_uri, scope=" ".join(scopes))
+                  code_verifier: str | None, *, scope_separator: str = " ", **extra: str) -> str:
+    """The authorize URL; with a PKCE challenge (S256) unless `code_verifier` is None (a network without PKCE).
+    `scope_separator`: RFC 6749 joins scopes with spaces; TikTok and Pinterest want commas."""
+    client = _client(client_id, redirect_uri=redirect_uri, scope=scope_separator.join(scopes))
     url, _ = client.create_authorization_url(endpoint, state=state, code_verifier=code_verifier, **extra)
     return url
 

@@ -112,6 +112,7 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
 
 class PinterestProvider:
     name = "pinterest"
+    refresh_ahead = REFRESH_AHEAD  # the token tick refreshes Pinterest tokens (30 days) this far ahead
     needed_scopes = NEEDED_SCOPES
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,

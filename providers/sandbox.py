@@ -145,6 +145,7 @@ class SandboxLedger:
 
 class SandboxProvider:
     name = "sandbox"
+    refresh_ahead = None  # the token tick leaves sandbox accounts alone
     needed_scopes: dict[str, tuple[str, ...]] = {}  # a sandbox account answers for its platform's adapter
 
     def __init__(self, home: Path | None = None) -> None:

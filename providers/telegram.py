@@ -125,6 +125,7 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {}
 
 class TelegramProvider:
     name = "telegram"
+    refresh_ahead = None  # bot tokens do not expire
     needed_scopes = NEEDED_SCOPES
 
     async def check(self, account: Account) -> CheckResult:

@@ -42,6 +42,9 @@ NETWORK = "TikTok"
 API_URL = os.environ.get("SOCIALPUB_TIKTOK_API_URL", "https://open.tiktokapis.com").rstrip("/")
 AUTHORIZE_URL = os.environ.get("SOCIALPUB_TIKTOK_AUTHORIZE_URL", "https://www.tiktok.com/v2/auth/authorize/")
 SCOPES = ("user.info.basic", "video.publish", "video.upload")
+# Login Kit for Web, "Configure your authorization URL": `scope` is "a comma-separated string of authorization
+# scope(s)" (https://developers.tiktok.com/doc/login-kit-web/), not RFC 6749's space-separated list.
+SCOPE_SEPARATOR = ","
 PRIVACY_LEVELS = ("PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY")
 LABELS = {"PUBLIC_TO_EVERYONE": "Everyone", "MUTUAL_FOLLOW_FRIENDS": "Friends",
           "FOLLOWER_OF_CREATOR": "Followers", "SELF_ONLY": "Only me"}
@@ -114,6 +117,7 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
 
 class TikTokProvider:
     name = "tiktok"
+    refresh_ahead = REFRESH_AHEAD  # the token tick refreshes TikTok tokens (24 hours) this far ahead
     needed_scopes = NEEDED_SCOPES
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,

@@ -96,6 +96,7 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
 
 class TumblrProvider:
     name = "tumblr"
+    refresh_ahead = REFRESH_AHEAD  # the token tick refreshes Tumblr tokens (42 minutes) this far ahead
     needed_scopes = NEEDED_SCOPES
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> None:

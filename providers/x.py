@@ -129,6 +129,7 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
 
 class XProvider:
     name = "x"
+    refresh_ahead = REFRESH_AHEAD  # the token tick refreshes X tokens (2 hours) this far ahead
     needed_scopes = NEEDED_SCOPES
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,

@@ -111,6 +111,7 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
 
 class YouTubeProvider:
     name = "youtube"
+    refresh_ahead = google.REFRESH_AHEAD  # the token tick refreshes Google tokens (1 hour) this far ahead
     needed_scopes = NEEDED_SCOPES
     tokeninfo_url = google.TOKENINFO_URL
 

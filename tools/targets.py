@@ -30,14 +30,13 @@ from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
 from schemas.platforms import PLATFORM_KEYS, PLATFORMS, Platform, public_platforms
 from schemas.targets import BrandPath, IntegrationPath, ListIntegrationsRequest
 from schemas.time import iso, parse_timestamp
-from storage import vault
 from storage.pagination import older_page
 from storage.tables.integrations import Integration
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
 from tools.notifications import notify
 from tools.operator.actions import INTEGRATION_STATUSES
-from tools.services.accounts import account_of, outbound, provider_error
+from tools.services.accounts import account_of, outbound, provider_error, store_credentials
 
 log = logging.getLogger("socialpub.targets")
 
@@ -473,7 +472,7 @@ async def refresh_target_dynamic_options(call: Call, req: IntegrationPath) -> di
     if result.new_credentials is not None:
         if not isinstance(result.new_credentials, dict) or not result.new_credentials:
             raise _malformed(i, keep_changes=True)
-        i.credentials = vault.seal(call.rt.settings, copy.deepcopy(result.new_credentials))
+        store_credentials(i, copy.deepcopy(result.new_credentials), call.rt.settings, call.rt.providers)
     if result.new_status is not None and result.new_status != i.status:
         if result.new_status not in INTEGRATION_STATUSES:
             raise _malformed(i, keep_changes=True)

@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "media-folders": ("manage a brand's media folders", ("media",)),
     "apps": ("OAuth apps this service uses on networks (X, ...)", ("core", "networks")),
     "secrets": ("the credentials vault", ("core", "networks")),
+    "networks": ("what each network needs from the operator (app, API version, scopes, redirect URI)",
+                 ("network_status",)),
     "notifications": ("notification settings and read state", ("notifications",)),
     "plans": ("plans catalogue", ("plans",)),
     "sandbox": ("inject faults into sandbox accounts", ("sandbox",)),

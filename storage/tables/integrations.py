@@ -3,17 +3,20 @@ model has a field for them."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Index
 from sqlmodel import Field
 
-from storage.tables._base import Stamped, json_field
+from storage.tables._base import Stamped, json_field, utc_field
 
 
 class Integration(Stamped, table=True):
     __tablename__ = "integrations"
-    __table_args__ = (Index("ix_integrations_brand_created", "brand_id", "created_at", "id"),)
+    __table_args__ = (Index("ix_integrations_brand_created", "brand_id", "created_at", "id"),
+                      # The token tick's query: connected accounts whose refresh (or reconnect notice) is due.
+                      Index("ix_integrations_refresh_due", "status", "refresh_due_at"))
 
     id: str = Field(primary_key=True, max_length=40)
     workspace_id: str = Field(foreign_key="workspaces.id", index=True, max_length=40)
@@ -30,3 +33,6 @@ class Integration(Stamped, table=True):
     credentials: dict[str, Any] | None = json_field()
     # Provider-private state (the sandbox keeps its injected faults and boards here).
     provider_state: dict[str, Any] | None = json_field()
+    # When the token tick should next look at this account: its credentials' expiry less its network's window
+    # (tools/networks/tokens.py keeps it with the credentials). None: nothing expires.
+    refresh_due_at: datetime | None = utc_field(nullable=True)

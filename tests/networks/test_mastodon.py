@@ -38,6 +38,7 @@ from tests.networks.support import (
 )
 from tools.networks import connect as networks
 from tools.networks import oauth, tokens
+from tools.services.accounts import store_credentials
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("loopback_allowed")]  # mastodon-mock is on 127.0.0.1
 CLI = str(Path(sys.executable).parent / "socialpub")
@@ -212,8 +213,8 @@ async def test_refused_refresh_marks_expired_notifies_and_targets_offer_reconnec
     soon = (env.clock.now()).isoformat().replace("+00:00", "Z")
     async with env.db.session(write=True) as s:
         row = await s.get(Integration, i.id)
-        row.credentials = vault.seal(env.rt.settings, {"access_token": MASTODON_TOKEN, "refresh_token": "revoked",
-                                                       "client_id": "c", "client_secret": "s", "expires_at": soon})
+        store_credentials(row, {"access_token": MASTODON_TOKEN, "refresh_token": "revoked", "client_id": "c",
+                                "client_secret": "s", "expires_at": soon}, env.rt.settings, env.rt.providers)
         s.add(row)
     assert await tokens.refresh_due(env.rt, "w1") == 1
     async with env.db.session(write=False) as s:

@@ -21,7 +21,6 @@ from providers.addresses import AddressRefused
 from providers.base import Account, PostRequest
 from providers.bluesky import BlueskyProvider
 from server.worker import Worker
-from storage import vault
 from storage.tables.integrations import Integration
 from tests.networks.support import (
     MASTODON_TOKEN,
@@ -31,6 +30,7 @@ from tests.networks.support import (
 )
 from tools.networks import connect as networks
 from tools.networks import tokens
+from tools.services.accounts import store_credentials
 
 pytestmark = pytest.mark.anyio
 HOST = "social.test"
@@ -116,8 +116,8 @@ async def test_a_token_refresh_to_a_rebound_instance_sends_nothing(env, mastodon
     soon = env.clock.now().isoformat().replace("+00:00", "Z")
     async with env.db.session(write=True) as s:
         row = await s.get(Integration, integration.id)
-        row.credentials = vault.seal(env.rt.settings, {"access_token": MASTODON_TOKEN, "refresh_token": "r-planted",
-                                                       "client_id": "c", "client_secret": "s", "expires_at": soon})
+        store_credentials(row, {"access_token": MASTODON_TOKEN, "refresh_token": "r-planted", "client_id": "c",
+                                "client_secret": "s", "expires_at": soon}, env.rt.settings, env.rt.providers)
         s.add(row)
     _rebind(env, dns, "10.0.0.1", keep_allowed=False)
     dialled.clear()

@@ -21,7 +21,7 @@ from storage.tables.integrations import Integration
 from tools.notifications import notify
 from tools.operator import actions as operator
 from tools.runtime import Runtime
-from tools.services.accounts import outbound
+from tools.services.accounts import outbound, store_credentials
 from tools.services.fetch import FetchError, FetchPolicy, check_url
 
 BLUESKY_SERVICE = bluesky.DEFAULT_SERVICE
@@ -118,9 +118,12 @@ async def save(s: AsyncSession, rt: Runtime, brand_id: str, platform: str, verif
         brand = await s.get(Brand, brand_id)
         if brand is None:
             raise ConnectError(f"no brand {brand_id}")
-        return await operator.connect_integration(s, now, brand, platform, display_name=display_name,
-                                                  provider=verified.provider, connection=verified.connection,
-                                                  settings=rt.settings)
+        integration = await operator.connect_integration(s, now, brand, platform, display_name=display_name,
+                                                         provider=verified.provider, connection=verified.connection,
+                                                         settings=rt.settings)
+        store_credentials(integration, verified.connection.credentials, rt.settings, rt.providers)
+        s.add(integration)
+        return integration
     integration = await s.get(Integration, integration_id)
     if integration is None:
         raise ConnectError(f"no integration {integration_id}")
@@ -141,7 +144,7 @@ async def save(s: AsyncSession, rt: Runtime, brand_id: str, platform: str, verif
         fresh["refresh_token"] = old["refresh_token"]  # never wipe a stored refresh token on reconnect
     previous = integration.status
     integration.provider, integration.provider_account_id = verified.provider, conn.provider_account_id[:200]
-    integration.credentials = vault.seal(rt.settings, fresh)
+    store_credentials(integration, fresh, rt.settings, rt.providers)
     integration.provider_state = {**(integration.provider_state or {}), **conn.state}
     integration.username = (conn.username or integration.username or "")[:200] or None
     integration.status, integration.updated_at = "connected", now

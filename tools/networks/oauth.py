@@ -76,6 +76,12 @@ class OAuthNetwork:
     client_id_param: str = "client_id"
     exchange: Callable[..., Awaitable[dict[str, Any]]] | None = None
     pkce: bool = True  # False where the network's token request describes no code_verifier (Pinterest)
+    scope_separator: str = " "  # RFC 6749; TikTok and Pinterest join their scopes with commas
+
+    @property
+    def scope_param(self) -> str:
+        """The `scope` value the authorize URL carries."""
+        return self.scope_separator.join(self.scopes)
 
     def url(self, server: str, path: str) -> str:
         return path if path.startswith("https://") else f"{server.rstrip('/')}{path}"
@@ -90,16 +96,17 @@ NETWORKS: dict[str, OAuthNetwork] = {
     "x": OAuthNetwork(
         platform="x", provider="x", display_name="X", scopes=x.SCOPES, authorize_path=x.AUTHORIZE_URL,
         token_path="/2/oauth2/token", verify_token=x.verify, server=x.API_URL, token_auth="client_secret_basic"),
-    # Facebook Login for Business; the short-lived user token is exchanged for a long-lived one by the token
-    # tick (its expiry is within the refresh window), which needs the app's credentials in the account's.
+    # Facebook Login for Business; the short-lived user token is exchanged at once for a long-lived one
+    # (instagram.exchange_code), which the token tick exchanges again ahead of expiry with the app's credentials.
     "instagram": OAuthNetwork(
         platform="instagram", provider="instagram", display_name="Instagram", scopes=instagram.SCOPES,
         authorize_path=instagram.AUTHORIZE_URL, token_path="/oauth/access_token", verify_token=instagram.verify,
-        server=instagram.GRAPH_URL),
+        server=instagram.GRAPH_URL, exchange=instagram.exchange_code),
     "tiktok": OAuthNetwork(
         platform="tiktok", provider="tiktok", display_name="TikTok", scopes=tiktok.SCOPES,
         authorize_path=tiktok.AUTHORIZE_URL, token_path="/v2/oauth/token/", verify_token=tiktok.verify,
-        server=tiktok.API_URL, client_id_param="client_key", exchange=tiktok.exchange_code),
+        server=tiktok.API_URL, client_id_param="client_key", exchange=tiktok.exchange_code,
+        scope_separator=tiktok.SCOPE_SEPARATOR),
     # Threads: the code exchange is followed at once by the long-lived token exchange (threads.exchange_code).
     "threads": OAuthNetwork(
         platform="threads", provider="threads", display_name="Threads", scopes=threads.SCOPES,
@@ -119,10 +126,11 @@ NETWORKS: dict[str, OAuthNetwork] = {
         platform="youtube", provider="youtube", display_name="YouTube", scopes=youtube.SCOPES,
         authorize_path=google.AUTHORIZE_URL, token_path=google.TOKEN_URL, verify_token=youtube.verify,
         server=youtube.API_URL, authorize_params=google.AUTHORIZE_PARAMS, exchange=form_exchange("YouTube")),
-    # Pinterest separates scopes with commas, so they travel as one comma-joined scope value. Its OpenAPI
-    # description's code exchange (OauthAccessTokenRequestCode) has no code_verifier: no PKCE, the state alone.
+    # Pinterest separates scopes with commas. Its OpenAPI description's code exchange
+    # (OauthAccessTokenRequestCode) has no code_verifier: no PKCE, the state alone.
     "pinterest": OAuthNetwork(
-        platform="pinterest", provider="pinterest", display_name="Pinterest", scopes=(",".join(pinterest.SCOPES),),
+        platform="pinterest", provider="pinterest", display_name="Pinterest", scopes=pinterest.SCOPES,
+        scope_separator=",",
         authorize_path=pinterest.AUTHORIZE_URL, token_path="/v5/oauth/token", verify_token=pinterest.verify,
         server=pinterest.API_URL, token_auth="client_secret_basic", pkce=False,
         exchange=form_exchange("Pinterest", "client_secret_basic", pkce=False)),
@@ -201,7 +209,8 @@ async def start(rt: Runtime, brand_id: str, platform: str, *, server: str | None
     if network.client_id_param != "client_id":
         extra[network.client_id_param] = app.client_id
     url = authorize_url(network.url(base, network.authorize_path), app.client_id, app.redirect_uri, network.scopes,
-                        state, verifier if network.pkce else None, **extra)
+                        state, verifier if network.pkce else None, scope_separator=network.scope_separator,
+                        **extra)
     return {"authorize_url": url, "expires_at": iso(now + STATE_TTL), "redirect_uri": app.redirect_uri}
 
 

@@ -44,7 +44,6 @@ from providers.base import Account, PostRequest, PostResult, ProviderError
 from schemas.ids import new_id
 from schemas.platforms import BY_KEY
 from schemas.textcount import compose_text
-from storage import vault
 from storage.tables.brands import Brand
 from storage.tables.content import ContentItem
 from storage.tables.integrations import Integration
@@ -61,7 +60,7 @@ from storage.vault import VaultError
 from tools.media.items import asset_url
 from tools.notifications import notify
 from tools.runtime import Runtime
-from tools.services.accounts import account_of, outbound
+from tools.services.accounts import account_of, outbound, store_credentials
 from tools.services.redaction import ADAPTER_MARK, FAILURE_MAX, GENERIC_FAILURE, SAFE_FAILURES, adapter_reason
 from tools.services.telemetry import count_outcome, observe_provider_call
 
@@ -821,7 +820,7 @@ def _reason(error: ProviderError | None, kind: str) -> str:
 async def _store_credentials(s: AsyncSession, rt: Runtime, now: datetime, account: Account) -> None:
     integration = await _get(s, Integration, account.integration_id)
     if integration is not None and isinstance(account.credentials, dict) and account.credentials:
-        integration.credentials = vault.seal(rt.settings, account.credentials)
+        store_credentials(integration, account.credentials, rt.settings, rt.providers)
         integration.updated_at = now
 
 

@@ -22,11 +22,12 @@ import respx
 
 from providers.base import Account, PostRequest
 from providers.facebook import FacebookProvider
+from providers.versions import GRAPH
 from tests.networks.contract import image, video
 
-API = "https://graph.test/v21.0"
-VIDEO_API = "https://graph-video.test/v21.0"
-RUPLOAD = "https://rupload.test/video-upload/v21.0"
+API = f"https://graph.test/{GRAPH.version}"  # the Graph version of providers/versions.py
+VIDEO_API = f"https://graph-video.test/{GRAPH.version}"
+RUPLOAD = f"https://rupload.test/video-upload/{GRAPH.version}"
 USER_TOKEN = "fb-user-token-SECRET"
 PAGE_TOKEN = "fb-page-token-SECRET"
 CLIENT_SECRET = "fb-client-secret-SECRET"

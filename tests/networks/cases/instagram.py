@@ -8,6 +8,7 @@ instagram-platform/content-publishing): `POST /{ig-user-id}/media` (form `image_
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -16,9 +17,10 @@ import respx
 
 from providers.base import Account, PostRequest
 from providers.instagram import InstagramProvider
+from providers.versions import GRAPH
 from tests.networks.contract import image, video
 
-API = "https://graph.test/v21.0"
+API = f"https://graph.test/{GRAPH.version}"  # the Graph version of providers/versions.py
 TOKEN = "ig-access-token-SECRET"
 CLIENT_SECRET = "ig-client-secret-SECRET"
 USER = "17841400000000001"
@@ -73,7 +75,8 @@ class InstagramCase:
                 body["status"] = "Error: unsupported codec <b>"
             return httpx.Response(200, json=body)
 
-        router.get(path__regex=r"^/v21\.0/1790000000000000\d$", name="status").mock(side_effect=status)
+        router.get(path__regex=rf"^/{re.escape(GRAPH.version)}/1790000000000000\d$", name="status").mock(
+            side_effect=status)
         router.post(f"{API}/{USER}/media_publish", name="publish").mock(
             return_value=httpx.Response(200, json={"id": "18000000000000042"}))
         router.get(f"{API}/18000000000000042", name="permalink").mock(return_value=httpx.Response(
