@@ -33,6 +33,10 @@ SQLITE_BUSY_TIMEOUT_MS = 15_000
 # How long a SQLite writer waits for its turn in this process before giving up like a busy timeout would.
 WRITER_TURN_TIMEOUT_S = SQLITE_BUSY_TIMEOUT_MS / 1000
 SQLITE_READ_POOL = 64
+# A connection execution option (SQLAlchemy's `execution_options` take keys of the application's own): on a SQLite
+# read connection that runs one statement, no BEGIN (one statement reads one snapshot by itself). aiosqlite runs
+# each driver call on its thread, and an explicit BEGIN costs three handoffs (storage/statements.py `rows_alone`).
+ONE_STATEMENT = "socialpub_one_statement"
 
 
 def json_loads(text: str | bytes) -> object:
@@ -52,8 +56,10 @@ def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
     database = make_url(url).database
     options: dict = {} if not database or database == ":memory:" else {
         "pool_size": 4 if immediate else SQLITE_READ_POOL, "max_overflow": SQLITE_READ_POOL}
+    # No pool reset on return: SQLAlchemy's connection already rolls back a transaction it leaves open, so the
+    # pool's own rollback would only repeat it after every commit (one more trip to aiosqlite's thread).
     engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
-                                 json_deserializer=json_loads, **options)
+                                 json_deserializer=json_loads, pool_reset_on_return=None, **options)
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:
@@ -69,6 +75,8 @@ def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
     def _on_begin(conn) -> None:
         # SQLAlchemy's documented recipe for SQLite transactions (aiosqlite runs each statement on its own thread,
         # so a writer waiting on another process's lock waits there, never on the event loop).
+        if not immediate and conn.get_execution_options().get(ONE_STATEMENT):
+            return
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine

@@ -18,6 +18,7 @@ from sqlalchemy.pool import StaticPool
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.time import iso
+from storage.db import ONE_STATEMENT
 
 
 async def connection(session: AsyncSession) -> AsyncConnection:
@@ -54,6 +55,7 @@ class Query:
         if session.in_transaction() or isinstance(engine.sync_engine.pool, StaticPool):  # type: ignore[union-attr]
             return await self.rows(session, params)
         async with engine.connect() as conn:  # type: ignore[union-attr]
+            await conn.execution_options(**{ONE_STATEMENT: True})  # SQLite: no BEGIN for one statement
             result = await conn.execute(self.statement, params)
             return self._rows(result.all())
 
