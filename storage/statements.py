@@ -73,7 +73,9 @@ class Query:
 
 
 class Write:
-    """An INSERT, UPDATE or DELETE with plain values or `bindparam`s."""
+    """An INSERT, UPDATE or DELETE with plain values or `bindparam`s. It runs on the connection, so the session's
+    ORM events (`do_orm_execute`) do not see it: not for the auth tables, whose changes the caller cache learns
+    of through those events (tools/services/auth.py)."""
 
     def __init__(self, statement: Any) -> None:
         self.statement = statement
