@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import sys
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -145,10 +146,14 @@ def subcommands(sub: argparse._SubParsersAction, name: str) -> argparse._SubPars
     """The subcommand group `name` (e.g. `workspaces`, declared in `server.commands.COMMANDS`), so several
     command modules can add actions to one group."""
     parser = sub.choices[name]
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action
-    return parser.add_subparsers(dest="action", required=True)
+    group = _GROUPS.get(parser)
+    if group is None:
+        group = _GROUPS[parser] = parser.add_subparsers(dest="action", required=True)
+    return group
+
+
+# Each command parser's subcommand group, made once by `subcommands` (the parser keeps its actions privately).
+_GROUPS: weakref.WeakKeyDictionary[argparse.ArgumentParser, argparse._SubParsersAction] = weakref.WeakKeyDictionary()
 
 
 def emit(args: argparse.Namespace, obj: Any, text: str) -> None:

@@ -30,8 +30,7 @@ from schemas.ids import new_id
 from server import logs, metrics
 from server.ratelimit import RateLimiter, SharedLimiter, retry_after
 from storage import idempotency
-from storage.db import SessionNeeded
-from storage.prepared import Prepared
+from storage.statements import Query
 from storage.tables.accounts import ApiKey
 from storage.tables.brands import Brand
 from tools import catalogue
@@ -69,7 +68,7 @@ _ISSUE_CODES = {
 
 # Built once: every call on a brand's path reads it (building a statement costs more than running it).
 _VISIBLE_BRAND = select(Brand).where(Brand.id == bindparam("brand_id"), Brand.workspace_id == bindparam("workspace_id"))
-_VISIBLE_BRAND_ID = Prepared(select(Brand.id).where(Brand.id == bindparam("brand_id"),
+_VISIBLE_BRAND_ID = Query(select(Brand.id).where(Brand.id == bindparam("brand_id"),
                                                     Brand.workspace_id == bindparam("workspace_id")))
 
 
@@ -209,14 +208,6 @@ class Dispatcher:
                              client: str, refused: ApiError | None, caller: Caller | None,
                              admitted: bool = False) -> Outcome:
         try:
-            if ep.session_free and self.rt.db.is_sqlite:
-                limited: list[bool] = []
-                try:
-                    return await self._invoke(ep, dict(args), token, headers or {}, idempotency_header, request_id,
-                                              client, refused, caller, admitted, plain=limited)
-                except SessionNeeded:
-                    # Rolled back: nothing of that attempt is stored. Again in a session, rate-limited once.
-                    admitted = admitted or bool(limited)
             return await self._invoke(ep, dict(args), token, headers or {}, idempotency_header, request_id, client,
                                       refused, caller, admitted)
         except ApiError as exc:
@@ -265,10 +256,7 @@ class Dispatcher:
 
     async def _invoke(self, ep: Endpoint, args: dict[str, Any], token: str | None, headers: Mapping[str, str],
                       idempotency_header: str | None, request_id: str, client: str,
-                      refused: ApiError | None, given: Caller | None = None, admitted: bool = False,
-                      plain: list[bool] | None = None) -> Outcome:
-        """`plain`: run the transaction without the ORM session (`Endpoint.session_free`, SQLite); the list gets an
-        entry once the rate limit has been applied, so a rerun in a session does not apply it twice."""
+                      refused: ApiError | None, given: Caller | None = None, admitted: bool = False) -> Outcome:
         rt = self.rt
         # Idempotency key: header or body field, equal when both are sent. Checked after authority and input
         # validation (step 4), so a key without the scope learns 403 before being asked for a key.
@@ -276,19 +264,13 @@ class Dispatcher:
 
         if ep.public and not admitted:
             await self._rate_limit(f"ip:{client}")
-            if plain is not None:
-                plain.append(True)
-        transaction = rt.db.session(write=not ep.changes_nothing) if plain is None else \
-            rt.db.plain_read() if ep.changes_nothing else rt.db.plain_write()
-        async with transaction as session:
+        async with rt.db.session(write=not ep.changes_nothing) as session:
             caller: Caller | None = None
             if not ep.public:
                 caller = given or await self.callers.authenticate(session, token)
                 logs.KEY_ID.set(caller.key_id)
                 if not admitted:
                     await self._rate_limit(f"key:{caller.key_id}")
-                    if plain is not None:
-                        plain.append(True)
 
             brand = brand_id = None
             # (A missing or non-string brand_id, possible only over MCP, is left to validation.)

@@ -8,7 +8,6 @@ from collections import defaultdict
 from typing import Any
 
 import orjson
-from starlette._utils import get_route_path
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
@@ -342,6 +341,18 @@ def openapi_route() -> Route:
     return Route("/v1/openapi.json", _AnyMethod(only_get))
 
 
+def route_path(scope: Scope) -> str:
+    """The path the routes match: the request path without the app's `root_path` (ASGI; how Starlette's routes
+    read it since 0.33)."""
+    path: str = scope["path"]
+    root_path: str = scope.get("root_path", "")
+    if not root_path or not path.startswith(root_path):
+        return path
+    if path == root_path:
+        return ""
+    return path[len(root_path):] if path[len(root_path)] == "/" else path
+
+
 class IndexedRouter(Router):
     """Starlette's router, which tries every route's pattern in turn (a REST path was matched after ~60 failed
     patterns, ~8 % of a `GET /v1/context`), with an index in front: the leading run of routes that take every
@@ -370,7 +381,7 @@ class IndexedRouter(Router):
 
     async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            parts = get_route_path(scope).split("/")
+            parts = route_path(scope).split("/")
             for literals, route in self._index().get((len(parts), *parts[1:3]), ()) if len(parts) >= 3 else ():
                 if all(parts[i] == p for i, p in literals):
                     match, child_scope = route.matches(scope)

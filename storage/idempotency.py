@@ -4,8 +4,8 @@ A key is reserved by inserting its record before the handler runs (so a concurre
 waits on the unique index, then finds the record and replays it) and settled in the same transaction with the
 response. The insert is `ON CONFLICT DO NOTHING` on (API key, endpoint, key): a new key costs one statement
 instead of a lookup and an insert, and a key already stored answers "not reserved" rather than an
-IntegrityError that would end the transaction. Plain Core statements built once, no ORM objects (on SQLite the
-writes run compiled once, storage/prepared_write.py): this runs on every idempotent write (docs/operations.md,
+IntegrityError that would end the transaction. Plain Core statements built once, no ORM objects
+(storage/statements.py): this runs on every idempotent write (docs/operations.md,
 "Write latency").
 """
 
@@ -19,21 +19,20 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
-from storage.prepared import Prepared
-from storage.prepared_write import PreparedWrite
+from storage.statements import Query, Write
 from storage.tables.idempotency import IdempotencyRecord
 
 _TABLE = IdempotencyRecord.__table__  # type: ignore[attr-defined]
 _UNIQUE = ["api_key_id", "endpoint", "key"]  # uq_idempotency_key
 _RESERVE = {
-    "sqlite": PreparedWrite(sqlite.insert(_TABLE).on_conflict_do_nothing(index_elements=_UNIQUE)),
-    "postgresql": PreparedWrite(postgresql.insert(_TABLE).on_conflict_do_nothing(index_elements=_UNIQUE)),
+    "sqlite": Write(sqlite.insert(_TABLE).on_conflict_do_nothing(index_elements=_UNIQUE)),
+    "postgresql": Write(postgresql.insert(_TABLE).on_conflict_do_nothing(index_elements=_UNIQUE)),
 }
-_STORED = Prepared(select(_TABLE.c.id, _TABLE.c.request_hash, _TABLE.c.status_code, _TABLE.c.response,
+_STORED = Query(select(_TABLE.c.id, _TABLE.c.request_hash, _TABLE.c.status_code, _TABLE.c.response,
                           _TABLE.c.created_at).where(_TABLE.c.api_key_id == bindparam("api_key_id"),
                                                      _TABLE.c.endpoint == bindparam("endpoint"),
                                                      _TABLE.c.key == bindparam("key")))
-_SETTLE = PreparedWrite(update(_TABLE).where(_TABLE.c.id == bindparam("record_id")).values(
+_SETTLE = Write(update(_TABLE).where(_TABLE.c.id == bindparam("record_id")).values(
     status_code=bindparam("status_code"), response=bindparam("response")))
 _FORGET = delete(_TABLE).where(_TABLE.c.id == bindparam("record_id"))
 
@@ -49,8 +48,7 @@ async def reserve(session: AsyncSession, *, api_key_id: str, endpoint: str, key:
 
 
 async def stored(session: AsyncSession, *, api_key_id: str, endpoint: str, key: str) -> Any | None:
-    """The stored record (id, request_hash, status_code, response, created_at), or None. A prepared read: it runs
-    in a session-free write transaction too (an idempotent replay of a create, storage/db.py `plain_write`)."""
+    """The stored record (id, request_hash, status_code, response, created_at), or None."""
     found = await _STORED.rows(session, {"api_key_id": api_key_id, "endpoint": endpoint, "key": key})
     return found[0] if found else None
 

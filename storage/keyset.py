@@ -25,7 +25,7 @@ from schemas.errors import ApiError, issue
 from schemas.ids import is_id
 from schemas.time import iso, parse_timestamp
 from storage.pagination import sort_order
-from storage.prepared import Prepared
+from storage.statements import Query
 
 Position = tuple[Any, str]  # (sort value, row ID) of the last row of a page
 
@@ -63,7 +63,7 @@ class PageQuery:
     """The statements of one keyset list built once, with the limit, the position and the list's own filters
     as bound parameters: building a statement costs more than running it on a hot list (docs/operations.md,
     "Request path profile"). `query` selects the rows and filters them with `bindparam`s that `params` fills;
-    the time columns named in `iso` come out as the API's text (storage/prepared.py)."""
+    the time columns named in `iso` come out as the API's text (storage/statements.py)."""
 
     def __init__(self, query: Any, column: Any, id_column: Any, iso: tuple[str, ...] = ()) -> None:
         self.column, self.id_column = column, id_column
@@ -71,12 +71,12 @@ class PageQuery:
         last_id = bindparam("keyset_id", type_=id_column.type)
         limit = bindparam("keyset_limit", type_=Integer())
         self._statements = {
-            (desc, positioned): Prepared(
+            (desc, positioned): Query(
                 (after(query, column, id_column, (value, last_id), desc) if positioned else query)
                 .order_by(*order(column, id_column, desc)).limit(limit), iso=iso)
             for desc in (False, True) for positioned in (False, True)}
         # The position of a row by its ID among the rows the list's filters select (the spec-fixed cursor).
-        self._position = Prepared(select(column).where(query.whereclause, id_column == last_id))
+        self._position = Query(select(column).where(query.whereclause, id_column == last_id))
 
     async def page(self, session: AsyncSession, params: dict[str, Any], *, desc: bool, limit: int,
                    position: Position | None = None) -> tuple[list[Any], bool]:

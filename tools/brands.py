@@ -12,7 +12,7 @@ from schemas.brands import BrandPath, GetContextRequest, ListBrandsRequest
 from schemas.scopes import disclosed
 from schemas.time import iso
 from storage.pagination import older_page
-from storage.prepared import Prepared
+from storage.statements import Query
 from storage.tables.brands import Brand
 from tools import catalogue
 from tools.endpoint import Call, Endpoint, Reply
@@ -23,7 +23,7 @@ def _context_brands(restricted: bool):
     query = select(Brand.id, Brand.name).where(Brand.workspace_id == bindparam("workspace_id"))
     if restricted:
         query = query.where(Brand.id.in_(bindparam("brand_ids", expanding=True)))
-    return Prepared(query.order_by(Brand.created_at, Brand.id).limit(out.CONTEXT_BRANDS_MAX + 1))
+    return Query(query.order_by(Brand.created_at, Brand.id).limit(out.CONTEXT_BRANDS_MAX + 1))
 
 
 # Built once, for keys with every brand and keys restricted to some: building costs more than running it.
@@ -137,7 +137,6 @@ ENDPOINTS = [
                 "on, each with links.",
         guidance="Call this first; changes nothing. Then follow a brand's links.",
         request=GetContextRequest, response=out.AgentContext, title="Get agent context", any_key=True,
-        session_free=True,
     ),
     Endpoint(
         name="get_brand_context", handler=get_brand_context, method="GET", path="/v1/brands/{brand_id}/context", toolset="brands",

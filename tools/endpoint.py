@@ -85,12 +85,6 @@ class Endpoint:
     # `call.brand_id`, so the dispatcher checks the brand with a one-column read instead of loading the row
     # (hot lists).
     brand_row: bool = True
-    # The handler's database work is prepared reads and writes only (storage/prepared.py, prepared_write.py): on
-    # SQLite its write transaction skips the ORM session (storage/db.py `plain_write`). Anything else it asks of
-    # `call.session` rolls that transaction back and the request runs again in a session: a wrong declaration
-    # costs time, never data. A read so declared runs its prepared reads in a read transaction without the
-    # session (`plain_read`), in one snapshot as a read session's.
-    session_free: bool = False
 
     @property
     def read_only(self) -> bool:

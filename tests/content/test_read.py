@@ -167,7 +167,7 @@ async def test_older_create_variant(content: Content) -> None:
 async def test_released_list_pages_items_with_fractional_update_times(content: Content) -> None:
     """A cursor's position is bound as the stored time text: a time with a fraction of a second once went to
     SQLite as `...+00:00` text, which sorts after the stored value, so a descending page repeated its cursor's
-    item (storage/prepared.py `_binds`)."""
+    item (storage/statements.py)."""
     env, c = content.env, content
     ids = []
     for k in range(5):
@@ -186,7 +186,7 @@ async def test_released_list_pages_items_with_fractional_update_times(content: C
 
 
 async def test_released_list_times_are_the_items_times(content: Content) -> None:
-    """The list spells its times from the stored text on SQLite (storage/prepared.py `_iso_processor`) and from
+    """The list spells its times from the stored text on SQLite (storage/statements.py) and from
     datetimes elsewhere: the same text as `iso()` and as reading one item, for fractions of a second, whole
     seconds and the ends of the calendar."""
     from datetime import UTC, datetime

@@ -19,7 +19,7 @@ from schemas.errors import ApiError, Issues, issue
 from schemas.ids import new_id
 from storage import keyset
 from storage.pagination import older_page, sort_order
-from storage.prepared_write import PreparedWrite
+from storage.statements import Write
 from storage.tables.content import ContentItem, ContentItemLabel
 from storage.tables.integrations import Integration
 from tools.content.rules import (
@@ -53,9 +53,9 @@ def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
 
 # A new item and its labels are written by Core inserts of plain values: building a SQLModel object and flushing
 # it through the unit of work cost more than the rest of the create (docs/operations.md, "Write latency").
-# On SQLite they run compiled once, straight on the write connection (storage/prepared_write.py).
-_INSERT_ITEM = PreparedWrite(insert(ContentItem.__table__))  # type: ignore[attr-defined]
-_INSERT_LABELS = PreparedWrite(insert(ContentItemLabel.__table__))  # type: ignore[attr-defined]
+# Built once, run through Core on the session's connection (storage/statements.py).
+_INSERT_ITEM = Write(insert(ContentItem.__table__))  # type: ignore[attr-defined]
+_INSERT_LABELS = Write(insert(ContentItemLabel.__table__))  # type: ignore[attr-defined]
 
 
 async def _insert(call: Call, req: Any) -> tuple[SimpleNamespace, Draft]:
@@ -273,7 +273,7 @@ ENDPOINTS = [
         name="create_content_item", method="POST", path=CONTENT_ITEM_PATH, toolset="content",
         handler=create_content_item, request=sc.CreateContentItemRequest, response=sc.CreatedContentItem,
         scopes=("posts:write",), idempotency="optional", status=201, brand_row=False,
-        session_free=True, title="Create content item (draft)",
+        title="Create content item (draft)",
         summary="Create a draft: name, copy, platform settings, intended integrations, labels and "
                 "ready media.",
         guidance="Strict body: unknown keys, unsorted or duplicate IDs are refused, never "
@@ -283,7 +283,7 @@ ENDPOINTS = [
         name="create_content_item_older", method="POST", path=CONTENT_ITEM_PATH, variant="older",
         toolset="publishing", handler=create_content_item_older, request=sc.CreateContentItemOlderRequest,
         response=sc.OlderContentItem, scopes=("posts:write",), status=201, brand_row=False,
-        session_free=True, title="Create content item (older)",
+        title="Create content item (older)",
         summary="Create a draft content item in the older shape: no idempotency key, no intended integrations or "
                 "thumbnail media, and the created item itself as data.",
         guidance=f"{NO_SIDE_EFFECTS} Prefer create_content_item. REST: POST ...?variant=older.",
@@ -298,7 +298,7 @@ ENDPOINTS = [
     Endpoint(
         name="list_content_items", method="GET", path=CONTENT_ITEM_PATH, toolset="content",
         handler=list_content_items, request=ListContentItemsRequest, response=sc.ContentItemPage,
-        scopes=("posts:read",), brand_row=False, session_free=True, title="List content items",
+        scopes=("posts:read",), brand_row=False, title="List content items",
         summary="List a brand's content items as summaries, most recently updated first, in "
                 "cursor pages.",
         guidance="Read-only; does not say whether an item is scheduled (list_drafts lists unused "

@@ -22,7 +22,7 @@ from schemas.errors import ApiError, Issues
 from schemas.platforms import MAIN_SETTINGS_KEYS, PLATFORM_KEYS, PLATFORMS, SETTINGS_KEYS
 from schemas.text_length import THREADS_LINKS_MAX, THREADS_TEXT_MAX, count_links, threads_length
 from schemas.time import iso
-from storage.prepared import Prepared
+from storage.statements import Query
 from storage.tables.content import ContentItem, ContentItemLabel
 from storage.tables.integrations import Integration
 from storage.tables.library import Label
@@ -212,13 +212,13 @@ def _alt_text_keys(issues: Issues, path: str, alt_text: dict[str, str], media_id
 
 # -- 422: rules that need stored data ------------------------------------------------------------------------
 
-# Prepared reads (columns, not ORM objects): they run in a create's session-free write transaction too
-# (storage/db.py `plain_write`); `media_kind` and the checks below read only these columns of a Media row.
-_BRAND_INTEGRATIONS = Prepared(select(Integration.id).where(Integration.brand_id == bindparam("brand_id"),
+# Reads of columns, not ORM objects (storage/statements.py): `media_kind` and the checks below read only
+# these columns of a Media row.
+_BRAND_INTEGRATIONS = Query(select(Integration.id).where(Integration.brand_id == bindparam("brand_id"),
                                                             Integration.id.in_(bindparam("ids", expanding=True))))
-_BRAND_LABELS = Prepared(select(Label.id).where(Label.brand_id == bindparam("brand_id"),
+_BRAND_LABELS = Query(select(Label.id).where(Label.brand_id == bindparam("brand_id"),
                                                 Label.id.in_(bindparam("ids", expanding=True))))
-_BRAND_MEDIA = Prepared(select(Media.id, Media.status, Media.kind, Media.content_type).where(
+_BRAND_MEDIA = Query(select(Media.id, Media.status, Media.kind, Media.content_type).where(
     Media.brand_id == bindparam("brand_id"), Media.id.in_(bindparam("ids", expanding=True))))
 
 async def data_issues(session: AsyncSession, brand_id: str, draft: Draft, fields: set[str] | None = None) -> Issues:
@@ -310,7 +310,7 @@ async def load_item(session: AsyncSession, brand_id: str, item_id: str) -> Conte
 
 
 # Built once: a list page asks for the labels of its items on every call.
-_LABELS_OF = Prepared(select(ContentItemLabel.content_item_id, ContentItemLabel.label_id)
+_LABELS_OF = Query(select(ContentItemLabel.content_item_id, ContentItemLabel.label_id)
                       .where(ContentItemLabel.content_item_id.in_(bindparam("item_ids", expanding=True)))
                       .order_by(ContentItemLabel.label_id))
 

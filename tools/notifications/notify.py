@@ -26,7 +26,7 @@ from schemas.ids import new_id
 from schemas.notifications import BUILT_IN_DEFAULTS, CATEGORIES, MESSAGE_MAX, TITLE_MAX
 from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
 from schemas.scopes import ADMIN_ROLES
-from storage.prepared_write import PreparedWrite
+from storage.statements import Write
 from storage.tables.accounts import User
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
@@ -46,9 +46,9 @@ RECIPIENTS_MEMO = "notify_recipients_memo"
 # With a list at session.info[DEFERRED], notifications without a dedupe key are not flushed by `notify` but
 # kept there for the caller's `flush_deferred` (one bulk insert for a whole group commit of the worker).
 DEFERRED = "notify_deferred"
-# Compiled once; on SQLite they run straight on the write connection (storage/prepared_write.py).
-_INSERT_NOTIFICATIONS = PreparedWrite(insert(Notification.__table__))  # type: ignore[attr-defined]
-_INSERT_EMAILS = PreparedWrite(insert(EmailOutbox.__table__))  # type: ignore[attr-defined]
+# Built once, run through Core on the session's connection (storage/statements.py).
+_INSERT_NOTIFICATIONS = Write(insert(Notification.__table__))  # type: ignore[attr-defined]
+_INSERT_EMAILS = Write(insert(EmailOutbox.__table__))  # type: ignore[attr-defined]
 
 _TYPE_RE = re.compile(r"[a-z][a-z0-9_]{0,59}")
 
