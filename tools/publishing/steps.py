@@ -5,7 +5,7 @@ target, finish the run) is a function of one `Tx`, run in a write transaction.
 that are ready at the same moment share ONE transaction and commit (`Group`): the group first locks their
 Schedules (in ID order, so two groups cannot deadlock) and reads, one statement per table, the rows the steps
 use (`prefetch`); the steps find them in `Tx.rows`; what they change is flushed together at commit (the unit of
-work batches the UPDATEs, the runs a group made go in as one Core insert). Each caller gets its result only
+work batches the UPDATEs; the runs and publications a group made go in as one Core insert each). Each caller gets its result only
 after that commit, so a provider is still called only after the attempt it follows is durable; a group that
 fails is retried step by step, each in its own transaction, so one faulty run cannot fail the others.
 With `group=False` every step is its own transaction.
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
-from sqlalchemy import bindparam, event, insert
+from sqlalchemy import Table, bindparam, event, insert
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -34,21 +34,21 @@ log = logging.getLogger("socialpub.publishing")
 
 M = TypeVar("M")
 T = TypeVar("T")
-RUNS = PublishExecution.__table__  # type: ignore[attr-defined]
 
 
 @dataclass
 class Tx:
     """One write transaction of the worker's steps. `rows`: the rows read (or made) in it, by model and ID: a
     step asks `get` before going to the session. `locked`: the Schedules the group locked and read with their
-    rows; `run_targets`: their runs' targets, as read after the lock; `new_runs`: runs made by the steps, inserted
-    together before the session's next flush (None: inserted at once)."""
+    rows; `run_targets`: their runs' targets, as read after the lock; `inserts`: rows the steps made as plain
+    values (runs, publications), inserted together, table by table, before the session's next flush (None: each
+    inserted at once)."""
 
     session: AsyncSession
     rows: dict[tuple[type, str], Any] = field(default_factory=dict)
     locked: set[str] = field(default_factory=set)
     run_targets: dict[str, list[PublishTarget]] = field(default_factory=dict)
-    new_runs: list[dict[str, Any]] | None = None
+    inserts: dict[Table, list[dict[str, Any]]] | None = None
 
     async def get(self, model: type[M], ident: str) -> M | None:
         """The row of `model` with this ID: the one this transaction holds, else `session.get`."""
@@ -63,21 +63,25 @@ class Tx:
         """A row made in this transaction: later steps find it with `get`."""
         self.rows[(type(row), row.id)] = row
 
-    async def add_run(self, values: dict[str, Any]) -> None:
-        """Insert a run (a PublishExecution row). The unit of work does not order inserts by foreign key and the
-        run's targets reference it, so it goes in as a Core insert before them: in a group, with the group's other
-        new runs at the start of its next flush (`insert_new_runs`); alone, at once."""
-        if self.new_runs is not None:
-            self.new_runs.append(values)
+    async def insert(self, table: Table, values: dict[str, Any]) -> None:
+        """Insert a row that no step changes in this transaction as a Core insert (no ORM object to build). The
+        unit of work does not order inserts by foreign key and a run's targets reference the run, so these go in
+        before the session's objects: in a group, with the group's other new rows of the table as one
+        executemany at the start of its next flush (`insert_pending`); alone, at once. Tables go in the order
+        they were first used (runs before anything that references them)."""
+        if self.inserts is not None:
+            self.inserts.setdefault(table, []).append(values)
             return
-        with self.session.no_autoflush:  # the targets are not added yet
-            await self.session.execute(insert(RUNS), [values])
+        await (await self.session.connection()).execute(insert(table), [values])
 
-    def insert_new_runs(self, session: Any, _context: Any, _instances: Any) -> None:
-        """The session's `before_flush` hook in a group: the runs its steps made, so their targets can follow."""
-        if self.new_runs:
-            session.connection().execute(insert(RUNS), list(self.new_runs))
-            self.new_runs.clear()
+    def insert_pending(self, session: Any, _context: Any, _instances: Any) -> None:
+        """The session's `before_flush` hook in a group: the rows its steps made, so those that reference them
+        can follow."""
+        if self.inserts:
+            for table, rows in self.inserts.items():
+                if rows:
+                    session.connection().execute(insert(table), list(rows))
+                    rows.clear()
 
 
 def _read_by(column: Any, *, lock: bool = False) -> Any:
@@ -100,8 +104,8 @@ _READ_BRANDS = _read_by(Brand.id)
 async def prefetch(tx: Tx, schedule_ids: list[str]) -> None:
     """Lock the Schedules (in ID order) and read the rows their steps use into `tx`: runs, targets, publications,
     content items, integrations, brands, one statement per table."""
-    tx.new_runs = []
-    event.listen(tx.session.sync_session, "before_flush", tx.insert_new_runs)
+    tx.inserts = {}
+    event.listen(tx.session.sync_session, "before_flush", tx.insert_pending)
     if not schedule_ids:
         return
     ids = sorted(set(schedule_ids))
