@@ -10,7 +10,7 @@ the claimed Schedules it has not started.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import anyio
 from sqlalchemy import ColumnElement, and_, case, or_
@@ -31,7 +31,7 @@ _TABLE = Schedule.__table__  # type: ignore[attr-defined]
 SCHEDULES = Leased(_TABLE, order_by=(_TABLE.c.scheduled_at, _TABLE.c.id), on_claim={"status": "publishing"})
 
 
-def due(now) -> ColumnElement[bool]:
+def due(now: datetime) -> ColumnElement[bool]:
     """What a worker may claim now (only approved Schedules, ever)."""
     c = _TABLE.c
     return and_(c.approval_status == "approved", or_(
