@@ -55,27 +55,28 @@ async def test_prepare_sends_the_copy_and_media_of_the_targets_platform(world) -
 
 
 async def test_call_publishes_and_turns_every_failure_into_an_outcome(world, monkeypatch) -> None:
+    env = world.env
     attempt, target_id = await begin(world)
-    done = await attempts.call(attempt, target_id)
+    done = await attempts.call(env.rt, attempt, target_id)
     assert done.error is None and done.result is not None and done.result.publish_id.startswith("sbx_")
 
     for spec, kind in (("rate_limited", "rate_limited"), ("rejected", "rejected")):
         attempt.account.state = {"faults": {"publish": spec}}  # the sandbox's fault injection
-        failed = await attempts.call(attempt, target_id)
+        failed = await attempts.call(env.rt, attempt, target_id)
         assert failed.result is None and failed.error is not None and failed.error.kind == kind
 
     monkeypatch.setattr(attempts, "PROVIDER_TIMEOUT_SECONDS", 0.05)
     attempt.account.state = {"faults": {"publish": "hang"}}
-    hung = await attempts.call(attempt, target_id)
+    hung = await attempts.call(env.rt, attempt, target_id)
     assert hung.error is not None and hung.error.kind == "transient" and hung.result is None
 
 
 async def test_a_recovering_attempt_finds_the_earlier_post_and_does_not_publish_again(world) -> None:
     env = world.env
     attempt, target_id = await begin(world)
-    first = await attempts.call(attempt, target_id)
+    first = await attempts.call(env.rt, attempt, target_id)
     attempt.recover = True  # as after a crash between the call and its settlement
-    again = await attempts.call(attempt, target_id)
+    again = await attempts.call(env.rt, attempt, target_id)
     assert again.result == first.result
     ops = [c["op"] for c in env.sandbox.calls if c.get("token") == attempt.post.idempotency_token]
     assert ops == ["publish", "find_post"]

@@ -32,7 +32,7 @@ from tools.media.items import asset_url
 from tools.notifications import notify
 from tools.publishing.steps import Tx
 from tools.runtime import Runtime
-from tools.services.accounts import account_of
+from tools.services.accounts import account_of, outbound
 from tools.services.redaction import ADAPTER_MARK, FAILURE_MAX, GENERIC_FAILURE, SAFE_FAILURES
 from tools.services.telemetry import observe_provider_call
 
@@ -166,14 +166,15 @@ async def prepare(tx: Tx, rt: Runtime, target: PublishTarget, schedule: Schedule
                    since=target.created_at, schedule_id=schedule.id)
 
 
-async def call(attempt: Attempt, target_id: str) -> Outcome:
+async def call(rt: Runtime, attempt: Attempt, target_id: str) -> Outcome:
     """Send the attempt (after looking for an earlier one's post when recovering), within
-    PROVIDER_TIMEOUT_SECONDS; whatever goes wrong is a ProviderError of the outcome, never raised."""
+    PROVIDER_TIMEOUT_SECONDS and the address policy (`outbound`); whatever goes wrong is a ProviderError of the
+    outcome, never raised."""
     result: PostResult | None = None
     error: ProviderError | None = None
     started = time.perf_counter()
     try:
-        with anyio.fail_after(PROVIDER_TIMEOUT_SECONDS):
+        with anyio.fail_after(PROVIDER_TIMEOUT_SECONDS), outbound(rt.settings):
             if attempt.recover:
                 result = await find_earlier(attempt)
             if result is None:

@@ -146,7 +146,7 @@ async def run_target(work: Pass, target_id: str, schedule_id: str, *,
         return begun
     attempt = begun
     # 2. The provider, outside any transaction.
-    outcome = await attempts.call(attempt, target_id)
+    outcome = await attempts.call(rt, attempt, target_id)
     if work.pace is not None:
         work.pace.answered(outcome.seconds)
     # 3. Settle, only while this worker still holds the lease.
