@@ -1,19 +1,20 @@
-"""Job queue operations. A claim is one atomic statement that moves due jobs (or jobs whose lease expired,
-after a crash) to `running` under this worker's lease, so two workers never run the same job at once."""
+"""Job queue operations on the worker's one lease mechanism (`storage/leases.py`): a claim is one atomic statement
+that moves due jobs (or jobs whose lease expired, after a crash) to `running` under this worker's lease, so two
+workers never run the same job at once; a failed job is retried with the shared backoff rule."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, text
+from sqlalchemy import ColumnElement, and_, or_
 from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
 from storage.db import Database
+from storage.leases import Leased, RetryPolicy, drop, holds
 from storage.tables.jobs import Job
-from storage.types import UTCDateTime
 
 
 class RetryLater(Exception):
@@ -33,32 +34,31 @@ async def enqueue(session: AsyncSession, now: datetime, kind: str, payload: dict
     return job
 
 
+_TABLE = Job.__table__  # type: ignore[attr-defined]
+JOBS = Leased(_TABLE, order_by=(_TABLE.c.run_at,), on_claim={"status": "running", "attempts": _TABLE.c.attempts + 1})
+# A failed job waits 2 s, 4 s, 8 s ... at most 5 min; how many attempts it gets is its own `max_attempts`.
+RETRY = RetryPolicy(base=timedelta(seconds=2), cap=timedelta(minutes=5), max_attempts=5)
+
+
+def due(now: datetime, kinds: tuple[str, ...] | None = None) -> ColumnElement[bool]:
+    """Queued jobs whose time came, and running ones whose worker's lease expired (it crashed)."""
+    c = JOBS.table.c
+    ready = or_(and_(c.status == "queued", c.run_at <= now), and_(c.status == "running", JOBS.expired(now)))
+    return and_(ready, c.kind.in_(kinds)) if kinds else ready
+
+
 async def claim(db: Database, now: datetime, owner: str, *, lease: timedelta, limit: int = 10,
                 kinds: tuple[str, ...] | None = None) -> list[str]:
-    kind_filter = ""
-    params: dict[str, Any] = {"now": now, "owner": owner, "expires": now + lease, "limit": limit}
-    if kinds:
-        kind_filter = " AND kind IN (" + ", ".join(f":k{i}" for i in range(len(kinds))) + ")"
-        params.update({f"k{i}": k for i, k in enumerate(kinds)})
-    due = ("((status = 'queued' AND run_at <= :now) OR (status = 'running' AND lease_expires_at < :now))"
-           + kind_filter)
-    lock = "" if db.is_sqlite else " FOR UPDATE SKIP LOCKED"
-    sql = text(
-        f"UPDATE jobs SET status = 'running', lease_owner = :owner, lease_expires_at = :expires, "
-        f"attempts = attempts + 1, updated_at = :now "
-        f"WHERE id IN (SELECT id FROM jobs WHERE {due} ORDER BY run_at LIMIT :limit{lock}) RETURNING id"
-    ).bindparams(bindparam("now", type_=UTCDateTime()), bindparam("expires", type_=UTCDateTime()))
-    async with db.session(write=True) as session:
-        connection = await session.connection()
-        return list((await connection.execute(sql, params)).scalars().all())
+    return await JOBS.claim(db, due(now, kinds), now, owner, lease=lease, limit=limit)
 
 
 async def finish(session: AsyncSession, job_id: str, owner: str, now: datetime) -> bool:
     """Mark done, only if this worker still holds the lease."""
     job = await session.get(Job, job_id)
-    if job is None or job.lease_owner != owner or job.status != "running":
+    if job is None or not holds(job, owner) or job.status != "running":
         return False
-    job.status, job.updated_at, job.lease_owner, job.lease_expires_at = "done", now, None, None
+    drop(job, now)
+    job.status = "done"
     job.dedupe_key = None  # a later job for the same subject may be queued again
     return True
 
@@ -67,13 +67,13 @@ async def fail(session: AsyncSession, job_id: str, owner: str, now: datetime, er
                retry: bool) -> bool:
     """Requeue with exponential backoff while attempts remain, else mark failed."""
     job = await session.get(Job, job_id)
-    if job is None or job.lease_owner != owner:
+    if job is None or not holds(job, owner):
         return False
     job.last_error = error[:2000]
-    job.lease_owner, job.lease_expires_at, job.updated_at = None, None, now
-    if retry and job.attempts < job.max_attempts:
+    drop(job, now)
+    if retry and not RETRY.exhausted(job.attempts, job.max_attempts):
         job.status = "queued"
-        job.run_at = now + timedelta(seconds=min(300, 2 ** job.attempts))
+        job.run_at = now + RETRY.delay(job.attempts)
     else:
         job.status = "failed"
         job.dedupe_key = None

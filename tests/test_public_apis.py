@@ -43,14 +43,6 @@ PUBLIC_UNDERSCORE_NAMES = frozenset({
 
 # (path, rendered violation) -> reason. Knowingly left; every entry must still match.
 ALLOWED: dict[tuple[str, str], str] = {}
-# Being removed by another slice of issue 29 in flight (the publishing worker's rewrite on branch `worker`, which
-# drops these): tolerated while present, not required. Delete the entries once that branch is merged.
-IN_FLIGHT: dict[tuple[str, str], str] = {
-    ("tools/publishing/worker.py", "private attribute the project does not define: model._sa_class_manager"):
-        "the worker's row construction, replaced on branch `worker`",
-    ("tools/publishing/worker.py", "private attribute the project does not define: manager.mapper._check_configure"):
-        "the worker's row construction, replaced on branch `worker`",
-}
 
 
 @dataclass(frozen=True)
@@ -173,7 +165,7 @@ def check_snippet(source: str, project_source: str = "") -> list[str]:
 
 def test_no_private_apis_of_other_packages() -> None:
     found = check_project()
-    left = [v for v in found if (v.path, v.text) not in ALLOWED and (v.path, v.text) not in IN_FLIGHT]
+    left = [v for v in found if (v.path, v.text) not in ALLOWED]
     assert not left, "private internals of other packages:\n" + "\n".join(map(str, left))
     stale = set(ALLOWED) - {(v.path, v.text) for v in found}
     assert not stale, f"allow-list entries that no longer match (remove them): {sorted(stale)}"
@@ -185,8 +177,7 @@ def test_the_walk_covers_the_project() -> None:
 
 
 def test_the_lists_name_their_reasons() -> None:
-    assert all(reason.strip() for reason in (*ALLOWED.values(), *IN_FLIGHT.values()))
-    assert not set(ALLOWED) & set(IN_FLIGHT)
+    assert all(reason.strip() for reason in ALLOWED.values())
 
 
 def test_planted_private_imports_are_refused() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Index, UniqueConstraint
+from sqlalchemy import Index, UniqueConstraint, text
 from sqlmodel import Field
 
 from storage.tables._base import Stamped, json_field, utc_field
@@ -33,6 +33,10 @@ class Schedule(Stamped, table=True):
         Index("ix_schedules_brand_created", "brand_id", "created_at", "id"),
         Index("ix_schedules_due", "status", "scheduled_at"),
         Index("ix_schedules_content", "brand_id", "content_item_id"),
+        # The worker's lease renewal and hand-back find a worker's claims by owner; only claimed rows are in it,
+        # so it stays as small as the claims however large the table grows.
+        Index("ix_schedules_lease_owner", "lease_owner", sqlite_where=text("lease_owner IS NOT NULL"),
+              postgresql_where=text("lease_owner IS NOT NULL")),
     )
 
     id: str = Field(primary_key=True, max_length=40)

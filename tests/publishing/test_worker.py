@@ -20,6 +20,7 @@ from tests.publishing.support import (
     set_provider_state,
     targets_of,
 )
+from tools.publishing import attempts
 from tools.publishing import worker as publishing
 from tools.services.redaction import SAFE_FAILURES
 
@@ -346,7 +347,7 @@ async def test_a_worker_that_lost_its_lease_does_not_settle(world) -> None:
 
 async def test_a_provider_that_never_answers_times_out_and_is_retried(world, monkeypatch) -> None:
     env = world.env
-    monkeypatch.setattr(publishing, "PROVIDER_TIMEOUT_SECONDS", 0.05)
+    monkeypatch.setattr(attempts, "PROVIDER_TIMEOUT_SECONDS", 0.05)
     sid, _, ids = await setup(world, platforms=("instagram",))
     await fault(env, ids["instagram"], "hang:1")
     env.clock.advance(minutes=5)

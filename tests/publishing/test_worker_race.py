@@ -37,9 +37,9 @@ async def test_two_workers_publish_every_target_exactly_once(world) -> None:
     claimed: Counter[str] = Counter()
     original = publishing.run_schedule
 
-    async def counting(rt, owner, schedule_id):
+    async def counting(rt, owner, schedule_id, *args):
         claimed[owner] += 1
-        await original(rt, owner, schedule_id)
+        await original(rt, owner, schedule_id, *args)
 
     publishing.run_schedule = counting
     try:
