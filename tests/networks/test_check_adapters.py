@@ -27,6 +27,7 @@ from providers.telegram import TelegramProvider
 from providers.threads import ThreadsProvider
 from providers.tiktok import TikTokProvider
 from providers.tumblr import TumblrProvider
+from providers.versions import GRAPH
 from providers.x import XProvider
 from providers.youtube import YouTubeProvider
 
@@ -106,24 +107,24 @@ CASES = [
                         return_value=httpx.Response(200, json={"name": "locations/2", "title": "Roastery"}))),
          lambda r: _bad(r, "POST", TOKENINFO, 400, {"error": "invalid_token"}),
          ("https://www.googleapis.com/auth/business.manage",), "introspected", "Roastery"),
-    Case("instagram", lambda: InstagramProvider(graph_url="https://graph.test/v21.0"), account("instagram", "17841"),
-         lambda r: (r.get("https://graph.test/v21.0/me/permissions").mock(return_value=httpx.Response(200, json={
+    Case("instagram", lambda: InstagramProvider(graph_url=f"https://graph.test/{GRAPH.version}"), account("instagram", "17841"),
+         lambda r: (r.get(f"https://graph.test/{GRAPH.version}/me/permissions").mock(return_value=httpx.Response(200, json={
              "data": [{"permission": "instagram_basic", "status": "granted"},
                       {"permission": "instagram_content_publish", "status": "declined"},
                       {"permission": "pages_show_list", "status": "granted"}]})),
-                    r.get("https://graph.test/v21.0/17841").mock(return_value=httpx.Response(200, json={
+                    r.get(f"https://graph.test/{GRAPH.version}/17841").mock(return_value=httpx.Response(200, json={
                         "id": "17841", "username": "roastery"}))),
-         lambda r: _bad(r, "GET", "https://graph.test/v21.0/", 400, {
+         lambda r: _bad(r, "GET", f"https://graph.test/{GRAPH.version}/", 400, {
              "error": {"message": "Error validating access token", "type": "OAuthException", "code": 190}}),
          ("instagram_basic", "pages_show_list"), "introspected", "@roastery"),
-    Case("facebook", lambda: FacebookProvider(graph_url="https://graph.test/v21.0"),
+    Case("facebook", lambda: FacebookProvider(graph_url=f"https://graph.test/{GRAPH.version}"),
          account("facebook", "page1", page_tokens={"page1": "planted-page-token-99"}),
-         lambda r: (r.get("https://graph.test/v21.0/me/permissions").mock(return_value=httpx.Response(200, json={
+         lambda r: (r.get(f"https://graph.test/{GRAPH.version}/me/permissions").mock(return_value=httpx.Response(200, json={
              "data": [{"permission": p, "status": "granted"} for p in ("pages_show_list", "pages_read_engagement",
                                                                        "pages_manage_posts")]})),
-                    r.get("https://graph.test/v21.0/page1").mock(return_value=httpx.Response(200, json={
+                    r.get(f"https://graph.test/{GRAPH.version}/page1").mock(return_value=httpx.Response(200, json={
                         "id": "page1", "name": "Roastery Page"}))),
-         lambda r: _bad(r, "GET", "https://graph.test/v21.0/", 400, {
+         lambda r: _bad(r, "GET", f"https://graph.test/{GRAPH.version}/", 400, {
              "error": {"message": "Error validating access token", "type": "OAuthException", "code": 190}}),
          ("pages_show_list", "pages_read_engagement", "pages_manage_posts"), "introspected", "Roastery Page"),
     Case("threads", lambda: ThreadsProvider(api_url="https://threads.test"), account("threads", "th1"),
@@ -234,9 +235,10 @@ async def test_telegram_check_reads_the_bots_rights_in_the_channel() -> None:
 
 
 async def test_discord_check_gets_the_webhook() -> None:
-    url = "https://discord.com/api/webhooks/1122/planted-webhook-token"
+    pasted = "https://discord.com/api/webhooks/1122/planted-webhook-token"
+    url = "https://discord.com/api/v10/webhooks/1122/planted-webhook-token"  # the pinned version's path
     acct = Account(integration_id="int_dc", platform="discord", status="connected", provider_account_id="1122",
-                   credentials={"webhook_url": url}, state={"channel_id": "777"})
+                   credentials={"webhook_url": pasted}, state={"channel_id": "777"})
     with respx.mock() as router:
         router.get(url).mock(return_value=httpx.Response(200, json={
             "id": "1122", "type": 1, "channel_id": "777", "guild_id": "5", "name": "Roastery hook"}))

@@ -41,32 +41,38 @@ from openapi_schema_validator import OAS30Validator, OAS31Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4, DRAFT202012
 
+from providers.versions import GRAPH
+
 CONTRACTS = Path(__file__).parent / "contracts"
 
 # -- where each host's requests are described ---------------------------------------------------------------------
 # host -> (description key, path prefix the description's operations sit under). Test hosts (*.test) stand in for
 # the real ones in the contract cases; both map to the same description.
 DESCRIBED: dict[str, tuple[str, str]] = {
-    "api.x.com": ("x", ""), "api.x.test": ("x", ""),
+    "api.x.com": ("x", ""), "api.x.test": ("x", ""), "x.test": ("x", ""),
     "api.pinterest.com": ("pinterest", "/v5"), "pinterest.test": ("pinterest", "/v5"),
     "discord.com": ("discord", "/api/v10"),
     "youtube.googleapis.com": ("youtube", ""), "www.googleapis.com": ("youtube", ""), "yt.test": ("youtube", ""),
     "mybusinessaccountmanagement.googleapis.com": ("mybusinessaccountmanagement", ""),
     "mybusinessbusinessinformation.googleapis.com": ("mybusinessbusinessinformation", ""),
-    "graph.facebook.com": ("meta", "/v21.0"), "graph.test": ("meta", "/v21.0"),
-    "graph-video.facebook.com": ("meta", "/v21.0"), "graph-video.test": ("meta", "/v21.0"),
+    # the Graph API version the adapters send (providers/versions.py), not a copy of it
+    "graph.facebook.com": ("meta", f"/{GRAPH.version}"), "graph.test": ("meta", f"/{GRAPH.version}"),
+    "graph-video.facebook.com": ("meta", f"/{GRAPH.version}"), "graph-video.test": ("meta", f"/{GRAPH.version}"),
 }
 # host -> why its requests have no machine-readable description to check (the case modules cite the reference).
 UNDESCRIBED: dict[str, str] = {
     **dict.fromkeys(["api.linkedin.com", "linkedin-api.test", "li.test", "www.linkedin.com", "linkedin-www.test",
-                     "linkedin-upload.test"], "LinkedIn publishes no machine-readable description"),
+                     "linkedin-upload.test", "li-oauth.test"], "LinkedIn publishes no machine-readable description"),
     **dict.fromkeys(["open.tiktokapis.com", "tiktok.test"], "TikTok publishes no machine-readable description"),
     **dict.fromkeys(["api.tumblr.com", "tumblr.test"], "Tumblr publishes no machine-readable description"),
-    **dict.fromkeys(["api.telegram.org", "telegram.test"], "the Bot API has no machine-readable description"),
+    **dict.fromkeys(["api.telegram.org", "telegram.test", "tg.test"],
+                    "the Bot API has no machine-readable description"),
+    "pds.test": "Bluesky: the AT Protocol lexicons are not wired here; its adapter is tested against a real PDS",
     **dict.fromkeys(["graph.threads.net", "threads.test"], "the Threads API is not in facebook-business"),
     **dict.fromkeys(["mybusiness.googleapis.com", "gbp.test"],
                     "Business Profile v4 (localPosts) ships no discovery document in google-api-python-client"),
-    **dict.fromkeys(["oauth2.googleapis.com", "oauth2.google.test"], "Google's OAuth 2.0 token endpoint"),
+    **dict.fromkeys(["oauth2.googleapis.com", "oauth2.google.test", "oauth2.test"],
+                    "Google's OAuth 2.0 token and tokeninfo endpoints"),
     **dict.fromkeys(["rupload.facebook.com", "rupload.test"],
                     "Meta's resumable upload protocol host, not a Graph node or edge"),
     "pinterest-media-upload.test": "the signed storage upload_url that POST /v5/media returned",
@@ -77,6 +83,8 @@ UNDESCRIBED: dict[str, str] = {
 UNDESCRIBED_PATHS: dict[tuple[str, str], str] = {
     ("x", "/2/oauth2/token"): "X's OAuth 2.0 token endpoint (docs.x.com OAuth 2.0 page, not in the OpenAPI)",
     ("meta", "/oauth/access_token"): "Meta's OAuth token endpoint (Facebook Login docs, not a node or edge)",
+    ("meta", "/me/permissions"): "the user's granted permissions (Graph API reference, User/permissions), an edge "
+                                 "facebook-business does not describe",
 }
 
 

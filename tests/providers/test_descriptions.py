@@ -10,6 +10,7 @@ import httpx
 import pytest
 import respx
 
+from providers.versions import GRAPH
 from tests.providers.descriptions import Captured, problems
 
 
@@ -42,14 +43,14 @@ PIN = {"board_id": "549755885175", "media_source": {"source_type": "image_url", 
     (_req("GET", "https://youtube.googleapis.com/youtube/v3/videos?id=x"), "required query parameter 'part'"),
     (_req("GET", "https://mybusinessbusinessinformation.googleapis.com/v1/accounts/1/locations?pageSize=x"),
      "is not of type 'integer'"),
-    (_req("POST", "https://graph.facebook.com/v21.0/1784/media", data={"image_url": "https://m.test/a.png",
+    (_req("POST", f"https://graph.facebook.com/{GRAPH.version}/1784/media", data={"image_url": "https://m.test/a.png",
                                                                      "caption": "x", "is_carousel_item": "maybe"}),
      "'is_carousel_item'='maybe' is not a bool"),
-    (_req("POST", "https://graph.facebook.com/v21.0/104/video_reels", data={"upload_phase": "begin"}),
+    (_req("POST", f"https://graph.facebook.com/{GRAPH.version}/104/video_reels", data={"upload_phase": "begin"}),
      "'upload_phase'='begin' is not a upload_phase_enum"),
-    (_req("POST", "https://graph.facebook.com/v21.0/104/feed", data={"message": "x", "colour": "red"}),
+    (_req("POST", f"https://graph.facebook.com/{GRAPH.version}/104/feed", data={"message": "x", "colour": "red"}),
      "'colour' is not a parameter of Page.create_feed"),
-    (_req("GET", "https://graph.facebook.com/v21.0/1784/media?fields=id,likes_total"), "'likes_total' is not a field"),
+    (_req("GET", f"https://graph.facebook.com/{GRAPH.version}/1784/media?fields=id,likes_total"), "'likes_total' is not a field"),
     (_req("GET", "https://unknown-network.test/x"), "neither described"),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_the_descriptions_refuse_a_bad_shape(request_: httpx.Request, words: str) -> None:
@@ -66,8 +67,8 @@ def test_the_descriptions_refuse_a_bad_shape(request_: httpx.Request, words: str
          data={"payload_json": json.dumps({"content": "x", "attachments": [{"id": "0", "filename": "a.png"}]})}),
     _req("POST", "https://youtube.googleapis.com/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status",
          json={"snippet": {"title": "t"}, "status": {"privacyStatus": "unlisted"}}),
-    _req("POST", "https://graph.facebook.com/v21.0/104/feed", data={"message": "x", "link": "https://a.test"}),
-    _req("POST", "https://graph.facebook.com/v21.0/1784/media", data={"media_type": "CAROUSEL", "caption": "x",
+    _req("POST", f"https://graph.facebook.com/{GRAPH.version}/104/feed", data={"message": "x", "link": "https://a.test"}),
+    _req("POST", f"https://graph.facebook.com/{GRAPH.version}/1784/media", data={"media_type": "CAROUSEL", "caption": "x",
                                                                     "children": "1,2"}),
 ], ids=lambda r: f"{r.method} {r.url.path}")
 def test_the_descriptions_accept_the_documented_shape(request_: httpx.Request) -> None:
