@@ -105,6 +105,7 @@ class Guard:
             return
         answer = await self.check(scope, replay(body, receive), body) if self.check else None
         if answer is not None:
+            answer.headers["Access-Control-Allow-Origin"] = "*"  # readable by browser clients, as the SDK's
             await answer(scope, receive, send)
             return
         await self.app(scope, replay(body, receive), send)

@@ -144,8 +144,10 @@ ACCEPTED_REDIRECTS = [
 async def test_registration_refuses_an_unsafe_redirect_uri(oenv, uri) -> None:
     before = (await oenv.row_counts())["oauth_clients"]
     for uris in ([uri], ["https://good.example/cb", uri]):  # one bad URI spoils the registration
-        resp = await oenv.rest.post("/register", json={"redirect_uris": uris, "token_endpoint_auth_method": "none"})
+        resp = await oenv.rest.post("/register", json={"redirect_uris": uris, "token_endpoint_auth_method": "none"},
+                                    headers={"Origin": "https://inspector.example"})
         assert resp.status_code == 400, (uri, resp.text)
+        assert resp.headers["access-control-allow-origin"] == "*"  # a browser client can read why
         body = resp.json()
         assert body["error"] == "invalid_redirect_uri", (uri, body)
         assert body["error_description"]
