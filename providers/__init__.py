@@ -5,13 +5,13 @@ stored at connect time, a Discord webhook URL, a Bluesky PDS)."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 
 from providers.base import Account, Options, PostRequest, PostResult, Provider, ProviderError
 from providers.sandbox import SandboxProvider
 
 __all__ = ["Account", "Options", "PostRequest", "PostResult", "Provider", "ProviderError", "ProviderRegistry",
-           "SandboxProvider", "default_providers"]
+           "SandboxProvider", "adapter_class", "declared_scopes", "default_providers"]
 
 # Every adapter by name: "module:class". Importing an adapter pulls its network libraries (httpx, authlib, the
 # Bluesky and Google clients), which a process that never talks to that network does not need.
@@ -77,3 +77,20 @@ class ProviderRegistry(MutableMapping[str, Provider]):
 
 def default_providers() -> ProviderRegistry:
     return ProviderRegistry(ADAPTERS)
+
+
+def adapter_class(name: str) -> type:
+    """The adapter class of `name`, imported but not built."""
+    module, cls = ADAPTERS[name].split(":")  # KeyError: no such adapter
+    return getattr(importlib.import_module(module), cls)
+
+
+def declared_scopes(platform: str, account: Account | None = None) -> Mapping[str, tuple[str, ...]]:
+    """The scopes the adapter of `platform` declares per operation (`needed_scopes`, or `needed_scopes_for(account)`
+    where they depend on the account, as LinkedIn's organization accounts): the one source `integrations check`
+    and the sandbox compare grants with."""
+    cls = adapter_class(platform)
+    for_account = getattr(cls, "needed_scopes_for", None)
+    if account is not None and callable(for_account):
+        return for_account(account)
+    return getattr(cls, "needed_scopes", {})

@@ -23,7 +23,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.addresses import AddressRefused
+from providers.base import Account, CheckResult, Connection, Options, PostRequest, PostResult, ProviderError
 from providers.bluesky_text import facet, find_spans, jwt_expiry, record_cid, record_key
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, ssl_context, status_error
 from schemas.platforms.data import BLUESKY
@@ -227,7 +228,8 @@ class _Session:
                 self.account.update_credentials(_session_credentials(creds, json_body(response, NETWORK)))
                 return
             except ProviderError as exc:
-                if exc.kind != "reauth_required" or getattr(exc, "code", None) in ACCOUNT_ERRORS:
+                if exc.kind != "reauth_required" or getattr(exc, "code", None) in ACCOUNT_ERRORS \
+                        or isinstance(exc, AddressRefused):  # the PDS's address, not the session: say so
                     raise
         identifier = creds.get("did") or creds.get("handle") or self.account.provider_account_id
         app_password = creds.get("app_password")
@@ -237,7 +239,7 @@ class _Session:
         try:
             answer = await _create_session(self.client, identifier, app_password)
         except ProviderError as exc:
-            if exc.kind == "reauth_required":
+            if exc.kind == "reauth_required" and not isinstance(exc, AddressRefused):
                 raise ProviderError("reauth_required", exc.message, safe_reason=exc.safe_reason
                                     if getattr(exc, "code", None) in ACCOUNT_ERRORS else REAUTH_REASON) from None
             raise
@@ -280,8 +282,14 @@ class _Session:
         return found
 
 
+# An app password session carries no OAuth scopes (it may do everything but direct messages,
+# https://docs.bsky.app/docs/advanced-guides/oauth-client#app-passwords): nothing to compare.
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = {}
+
+
 class BlueskyProvider:
     name = "bluesky"
+    needed_scopes = NEEDED_SCOPES
 
     def __init__(self, *, transport: httpx.AsyncBaseTransport | None = None,
                  media_transport: httpx.AsyncBaseTransport | None = None,
@@ -296,6 +304,47 @@ class BlueskyProvider:
         service = normalise_service(creds.get("service") or account.state.get("service"))
         async with new_client(service, transport=self._transport, timeout=self._timeout) as client:
             yield _Session(account, client)
+
+    async def check(self, account: Account) -> CheckResult:
+        """`com.atproto.server.getSession` with the stored access JWT (https://docs.bsky.app/docs/api/com-atproto-server-get-session):
+        the session works and whose it is. Read-only: it never renews the session (a renewal rotates the refresh JWT,
+        which the caller would have to store); an expired access JWT is reported with the session's lifetime."""
+        creds = account.credentials or {}
+        result = CheckResult(scopes_source="not_applicable", refreshable=bool(creds.get("app_password")),
+                             expires_at=_expires_at(creds.get("refresh_expires_at")) or creds.get("expires_at"))
+        access = creds.get("access_jwt")
+        if not access:
+            result.notes.append("No session is stored; the adapter signs in with the app password on its next call.")
+            return result
+        try:
+            service = normalise_service(creds.get("service") or account.state.get("service"))
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        async with new_client(service, transport=self._transport, timeout=self._timeout) as client:
+            try:
+                answer = json_body(await call(client, "GET", "/xrpc/com.atproto.server.getSession", network=NETWORK,
+                                              classify=classify, headers={"Authorization": f"Bearer {access}"}),
+                                   NETWORK)
+            except BlueskyError as exc:
+                if exc.kind == "reauth_required" and exc.code == "ExpiredToken" and result.refreshable:
+                    result.notes.append("The access JWT expired; the adapter renews the session on its next call.")
+                    return result  # token_valid stays unknown: only a renewal (a write) would tell
+                result.failed(exc)
+                return result
+            except ProviderError as exc:
+                result.failed(exc)
+                return result
+        if not isinstance(answer, dict) or not answer.get("did"):
+            result.failed(ProviderError("malformed", f"{NETWORK} getSession answered without a DID"))
+            return result
+        result.token_valid = True
+        result.reachable = answer.get("did") == (creds.get("did") or account.provider_account_id) \
+            and answer.get("active", True) is not False
+        result.account = f"@{str(answer.get('handle') or answer['did'])[:200]}"
+        if answer.get("active") is False:
+            result.notes.append(f"Bluesky reports the account as {str(answer.get('status') or 'inactive')[:30]}.")
+        return result
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("malformed", f"Bluesky has no dynamic options of kind {kind[:40]}")

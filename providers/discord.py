@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.base import Account, CheckResult, Connection, Options, PostRequest, PostResult, ProviderError, probe
 from providers.http import call, download, file_name, json_body, new_client, retry_after
 
 NETWORK = "Discord"
@@ -95,8 +95,39 @@ async def verify(webhook_url: str) -> Connection:
                "guild_id": str(hook["guild_id"]) if hook.get("guild_id") else None, "name": name})
 
 
+# A webhook URL carries no OAuth scopes: it posts to its one channel (https://discord.com/developers/docs/resources/webhook).
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = {}
+
+
 class DiscordProvider:
     name = "discord"
+    needed_scopes = NEEDED_SCOPES
+
+    async def check(self, account: Account) -> CheckResult:
+        """Get Webhook with Token (`GET {webhook_url}`, https://discord.com/developers/docs/resources/webhook#get-webhook-with-token):
+        it still exists (401/404 mean deleted or a changed token) and still points at the connected channel."""
+        result = CheckResult(scopes_source="not_applicable")
+        try:
+            url = _webhook(account)
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        async with new_client() as client:
+            found = await probe(result, call(client, "GET", url, network=NETWORK, classify=_classify))
+        if found is None:
+            return result
+        try:
+            hook = json_body(found, NETWORK)
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        result.token_valid = isinstance(hook, dict) and bool(hook.get("id"))
+        channel = (account.state or {}).get("channel_id")
+        result.reachable = result.token_valid and (not channel or str(hook.get("channel_id")) == str(channel))
+        result.account = str(hook.get("name") or "Discord webhook")[:200] if isinstance(hook, dict) else None
+        if result.token_valid and not result.reachable:
+            result.notes.append("The webhook now posts to another channel than the one connected.")
+        return result
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("rejected", f"Discord has no dynamic options ({kind})")

@@ -40,9 +40,19 @@ from typing import Any
 import anyio
 import httpx
 
-from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.base import (
+    Account,
+    CheckResult,
+    Connection,
+    Options,
+    PostRequest,
+    PostResult,
+    ProviderError,
+    probe,
+    recorded,
+)
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client
-from providers.instagram import AUTHORIZE_URL, GRAPH_URL, graph_classify
+from providers.instagram import AUTHORIZE_URL, GRAPH_URL, granted_permissions, graph_classify
 from providers.oauth import refresh_due, token_request
 from schemas.time import iso
 
@@ -115,8 +125,29 @@ async def verify(server: str, token: str) -> Connection:
                       avatar_url=picture if isinstance(picture, str) else None)
 
 
+# The permissions each operation needs (Page tokens read through `GET /me/accounts`, which needs pages_show_list):
+# feed, photo and video posts need pages_manage_posts and pages_read_engagement
+# (https://developers.facebook.com/docs/pages-api/posts#requirements), Reels and Stories the same three
+# (https://developers.facebook.com/docs/video-api/guides/reels-publishing#requirements,
+# https://developers.facebook.com/docs/page-stories-api#requirements); reading the Page's posts, videos and
+# Reels pages_read_engagement; deleting a post pages_manage_posts; the refresh reads the Page tokens again
+# (pages_show_list).
+_PUBLISH = ("pages_show_list", "pages_read_engagement", "pages_manage_posts")
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
+    "publish:FB_POST": _PUBLISH,
+    "publish:FB_STORY": _PUBLISH,
+    "publish:FB_REEL": _PUBLISH,
+    "publish:FB_TEXT": _PUBLISH,
+    "find_post": ("pages_show_list", "pages_read_engagement"),
+    "delete_post": ("pages_show_list", "pages_manage_posts"),
+    "refresh_credentials": ("pages_show_list",),
+    "check": ("pages_show_list", "pages_read_engagement"),
+}
+
+
 class FacebookProvider:
     name = "facebook"
+    needed_scopes = NEEDED_SCOPES
     refresh_ahead = REFRESH_AHEAD  # the token tick looks this far ahead for these accounts
 
     def __init__(self, *, graph_url: str = GRAPH_URL, video_url: str = VIDEO_URL, rupload_url: str = RUPLOAD_URL,
@@ -136,6 +167,31 @@ class FacebookProvider:
 
     def _client(self, token: str, base: str | None = None) -> httpx.AsyncClient:
         return new_client(base or self.graph_url, headers={"Authorization": f"Bearer {token}"}, timeout=self.timeout)
+
+    async def check(self, account: Account) -> CheckResult:
+        """The permissions the user granted (`GET /me/permissions` with the user token) and the Page itself with
+        its Page token (`GET /{page-id}?fields=id,name`, https://developers.facebook.com/docs/graph-api/reference/page/)."""
+        result = recorded(account.credentials)
+        user_token = (account.credentials or {}).get("access_token")
+        if isinstance(user_token, str) and user_token:
+            async with self._client(user_token) as client:
+                await granted_permissions(client, result, NETWORK)
+        else:
+            result.notes.append("No user token is stored, so the granted permissions cannot be read.")
+        try:
+            page, token = self._page(account)
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        async with self._client(token) as client:
+            found = await probe(result, call(client, "GET", f"/{page}", network=NETWORK, classify=_classify,
+                                             params={"fields": "id,name"}))
+        if found is not None:
+            body = json_body(found, NETWORK)
+            result.token_valid = result.token_valid is not False
+            result.reachable = isinstance(body, dict) and str(body.get("id")) == page
+            result.account = str(body.get("name") or page)[:200] if isinstance(body, dict) else None
+        return result
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("rejected", f"Facebook has no dynamic options ({kind})")

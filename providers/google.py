@@ -10,14 +10,15 @@ tokens; a refused refresh (`invalid_grant`: revoked, or a testing-mode app's 7-d
 from __future__ import annotations
 
 import os
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 
-from providers.base import ProviderError
-from providers.http import retry_after
+from providers.base import CheckResult, ProviderError, probe
+from providers.http import call, json_body, new_client, retry_after
 from providers.oauth import refresh_due, refreshed
+from schemas.time import iso
 
 AUTHORIZE_URL = os.environ.get("SOCIALPUB_GOOGLE_AUTHORIZE_URL", "https://accounts.google.com/o/oauth2/v2/auth")
 TOKEN_URL = os.environ.get("SOCIALPUB_GOOGLE_TOKEN_URL", "https://oauth2.googleapis.com/token")
@@ -61,3 +62,35 @@ async def refresh(credentials: dict[str, Any], now: datetime, network: str,
     if not refresh_due(credentials, now, REFRESH_AHEAD):
         return None
     return await refreshed(credentials, now, token_url, network=network)
+
+
+TOKENINFO_URL = os.environ.get("SOCIALPUB_GOOGLE_TOKENINFO_URL", "https://oauth2.googleapis.com/tokeninfo")
+
+
+async def tokeninfo(result: CheckResult, token: str, network: str, url: str = TOKENINFO_URL) -> None:
+    """Google's token introspection (https://developers.google.com/identity/sign-in/web/backend-auth and
+    https://cloud.google.com/docs/authentication/token-types#access-tokens: `tokeninfo` answers `scope`,
+    space-separated, and `expires_in`), sent as a form POST so the token never sits in a URL. An unknown or expired
+    token answers 400 `invalid_token`. Fills the CheckResult `result`; a failure is recorded on it."""
+    def refused(response: httpx.Response) -> ProviderError | None:
+        if response.status_code in (400, 401):
+            return ProviderError("reauth_required", f"{network} tokeninfo answered {response.status_code}")
+        return None
+
+    async def ask() -> Any:
+        async with new_client() as client:
+            return json_body(await call(client, "POST", url, network=network, classify=refused,
+                                        data={"access_token": token}), network)
+
+    info = await probe(result, ask())
+    if not isinstance(info, dict):
+        return
+    result.token_valid = True
+    if isinstance(info.get("scope"), str):
+        result.granted_scopes = tuple(info["scope"].split())
+        result.scopes_source = "introspected"
+    try:
+        seconds = int(info.get("expires_in"))
+    except (TypeError, ValueError):
+        return
+    result.expires_at = iso(datetime.now(UTC) + timedelta(seconds=seconds))

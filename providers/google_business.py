@@ -26,7 +26,17 @@ from typing import Any
 import httpx
 
 from providers import google
-from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.base import (
+    Account,
+    CheckResult,
+    Connection,
+    Options,
+    PostRequest,
+    PostResult,
+    ProviderError,
+    probe,
+    recorded,
+)
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client
 from schemas.time import parse_timestamp
 
@@ -77,8 +87,23 @@ async def verify(server: str, token: str) -> Connection:
                       state={"username": first["username"], "candidates": found[:50]})
 
 
+# The scope every operation needs: business.manage, the only OAuth scope of the Business Profile APIs
+# (https://developers.google.com/my-business/content/implement-oauth and each method's Authorization section,
+# e.g. https://developers.google.com/my-business/reference/rest/v4/accounts.locations.localPosts/create).
+_MANAGE = ("https://www.googleapis.com/auth/business.manage",)
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
+    "publish:GBP_UPDATE": _MANAGE,
+    "find_post": _MANAGE,
+    "delete_post": _MANAGE,
+    "check": _MANAGE,
+}
+
+
 class GoogleBusinessProvider:
     name = "google_business"
+    needed_scopes = NEEDED_SCOPES
+    tokeninfo_url = google.TOKENINFO_URL
+    info_url = INFO_URL
 
     def __init__(self, *, api_url: str = API_URL, token_url: str = google.TOKEN_URL,
                  timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> None:
@@ -94,6 +119,32 @@ class GoogleBusinessProvider:
         if len(parts) != 4 or parts[0] != "accounts" or parts[2] != "locations" or not all(parts):
             raise ProviderError("reauth_required", "Google Business Profile account has no location")
         return location
+
+    async def check(self, account: Account) -> CheckResult:
+        """Google's `tokeninfo` (granted scopes, expiry; providers/google.py) and the location itself
+        (Business Information `GET /v1/locations/{id}?readMask=name,title`,
+        https://developers.google.com/my-business/reference/businessinformation/rest/v1/locations/get)."""
+        result = recorded(account.credentials)
+        try:
+            token, location = _token(account), self._location(account)
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        await google.tokeninfo(result, token, NETWORK, self.tokeninfo_url)
+        if result.token_valid is False:
+            return result
+        async def lookup() -> Any:
+            async with new_client(self.info_url, headers={"Authorization": f"Bearer {token}"},
+                                  timeout=self.timeout) as client:
+                return json_body(await call(client, "GET", "/v1/" + "/".join(location.split("/")[2:]),
+                                            network=NETWORK, classify=_classify,
+                                            params={"readMask": "name,title"}), NETWORK)
+        found = await probe(result, lookup())
+        if isinstance(found, dict):
+            result.token_valid = result.token_valid is not False
+            result.reachable = True
+            result.account = str(found.get("title") or location)[:200]
+        return result
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("rejected", f"Google Business Profile has no dynamic options ({kind})")

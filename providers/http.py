@@ -20,6 +20,7 @@ from typing import Any
 import certifi
 import httpx
 
+from providers.addresses import PinnedTransport
 from providers.base import ProviderError
 
 MEDIA_MAX_BYTES = 200 * 1024 * 1024  # largest file an adapter downloads to upload (above every network's cap)
@@ -55,9 +56,16 @@ def ssl_context() -> ssl.SSLContext:
 
 
 def new_client(base_url: str = "", *, timeout: httpx.Timeout = DEFAULT_TIMEOUT, **kwargs: Any) -> httpx.AsyncClient:
+    """A client for a network's API. Its connections go through the address policy (providers/addresses.py):
+    the host is resolved when a connection opens and only a checked address is connected to, so a stored base
+    URL (a Mastodon instance, a Bluesky PDS) that now resolves to a private address never receives the
+    credential. A `transport` given explicitly (tests) replaces it."""
     headers = {"User-Agent": USER_AGENT, **kwargs.pop("headers", {})}
-    kwargs.setdefault("verify", ssl_context())
-    return httpx.AsyncClient(base_url=base_url, timeout=timeout, headers=headers, follow_redirects=False, **kwargs)
+    verify = kwargs.pop("verify", None)
+    if kwargs.get("transport") is None:
+        kwargs["transport"] = PinnedTransport(verify=ssl_context() if verify is None else verify)
+    return httpx.AsyncClient(base_url=base_url, timeout=timeout, headers=headers, follow_redirects=False,
+                             trust_env=False, **kwargs)
 
 
 def retry_after(response: httpx.Response, now: float | None = None) -> float | None:
@@ -136,8 +144,10 @@ def json_body(response: httpx.Response, network: str) -> Any:
 
 async def download(url: str, network: str, *, max_bytes: int = MEDIA_MAX_BYTES) -> bytes:
     """A media file of the post (served by this service's media URL) to upload to the network. A file that
-    cannot be read is transient (the media service may be restarting); one over `max_bytes` is rejected."""
-    async with new_client() as client:
+    cannot be read is transient (the media service may be restarting); one over `max_bytes` is rejected. The URL
+    is this service's own (SOCIALPUB_MEDIA_URL, often a private address) and carries no credential, so it is
+    not subject to the address policy."""
+    async with new_client(transport=httpx.AsyncHTTPTransport(verify=ssl_context())) as client:
         try:
             async with client.stream("GET", url) as response:
                 if not response.is_success:

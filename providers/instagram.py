@@ -35,7 +35,17 @@ from typing import Any
 import anyio
 import httpx
 
-from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.base import (
+    Account,
+    CheckResult,
+    Connection,
+    Options,
+    PostRequest,
+    PostResult,
+    ProviderError,
+    probe,
+    recorded,
+)
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, retry_after
 from providers.oauth import refresh_due
 from schemas.time import iso
@@ -120,8 +130,26 @@ async def verify(server: str, token: str) -> Connection:
                       avatar_url=avatar if isinstance(avatar, str) else None)
 
 
+# The permissions each operation needs: content publishing (`POST /{ig-user-id}/media`, `media_publish`, the
+# container status) needs instagram_basic, instagram_content_publish and pages_read_engagement
+# (https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/content-publishing#requirements);
+# reading the account's media (`GET /{ig-user-id}/media`) instagram_basic and pages_read_engagement
+# (https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media#reading);
+# finding the account through the user's Pages (`GET /me/accounts`) pages_show_list
+# (https://developers.facebook.com/docs/permissions#p). Instagram offers no deletion, so delete_post calls nothing.
+_PUBLISH = ("instagram_basic", "instagram_content_publish", "pages_read_engagement")
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
+    "publish:GRID_POST": _PUBLISH,
+    "publish:STORY": _PUBLISH,
+    "publish:REEL": _PUBLISH,
+    "find_post": ("instagram_basic", "pages_read_engagement"),
+    "check": ("instagram_basic", "pages_show_list"),
+}
+
+
 class InstagramProvider:
     name = "instagram"
+    needed_scopes = NEEDED_SCOPES
 
     def __init__(self, *, graph_url: str = GRAPH_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
                  processing_budget: float = PROCESSING_BUDGET, poll_min: float = POLL_MIN) -> None:
@@ -131,6 +159,27 @@ class InstagramProvider:
     def _client(self, account: Account) -> httpx.AsyncClient:
         return new_client(self.graph_url, headers={"Authorization": f"Bearer {_token(account)}"},
                           timeout=self.timeout)
+
+    async def check(self, account: Account) -> CheckResult:
+        """The permissions the user granted (`GET /me/permissions`) and the professional account itself
+        (`GET /{ig-user-id}?fields=id,username`,
+        https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user)."""
+        result = recorded(account.credentials)
+        try:
+            user = self._user(account)
+            client = self._client(account)
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        async with client:
+            await granted_permissions(client, result, NETWORK)
+            found = await probe(result, call(client, "GET", f"/{user}", network=NETWORK, classify=_classify,
+                                             params={"fields": "id,username"}))
+        if found is not None:
+            body = json_body(found, NETWORK)
+            result.reachable = isinstance(body, dict) and str(body.get("id")) == user
+            result.account = f"@{str(body.get('username') or user)[:200]}" if isinstance(body, dict) else None
+        return result
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("rejected", f"Instagram has no dynamic options ({kind})")
@@ -269,3 +318,26 @@ class InstagramProvider:
         fresh.pop("expires_at", None)
         fresh["expires_at"] = iso(now + timedelta(seconds=int(token.get("expires_in") or 60 * 86400)))
         return fresh
+
+
+async def granted_permissions(client: httpx.AsyncClient, result: CheckResult, network: str) -> None:
+    """The permissions the user granted the app (`GET /me/permissions` with the user token,
+    https://developers.facebook.com/docs/graph-api/reference/user/permissions/): those with status `granted`.
+    Fills `result`; a failure is recorded on it."""
+    body = await probe(result, call(client, "GET", "/me/permissions", network=network,
+                                    classify=graph_classify(network)))
+    if body is None:
+        return
+    try:
+        answer = json_body(body, network)
+    except ProviderError as exc:
+        result.failed(exc)
+        return
+    data = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(data, list):
+        result.failed(ProviderError("malformed", f"{network} /me/permissions answered an unexpected shape"))
+        return
+    result.token_valid = True
+    result.granted_scopes = tuple(str(p["permission"]) for p in data[:200] if isinstance(p, dict)
+                                  and p.get("status") == "granted" and p.get("permission"))
+    result.scopes_source = "introspected"

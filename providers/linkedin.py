@@ -31,14 +31,24 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
 import anyio
 import httpx
 
-from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.base import (
+    Account,
+    CheckResult,
+    Connection,
+    Options,
+    PostRequest,
+    PostResult,
+    ProviderError,
+    probe,
+    recorded,
+)
 from providers.http import DEFAULT_TIMEOUT, call, download, json_body, new_client
 from providers.oauth import refresh_due, token_request
 from schemas.time import iso, parse_timestamp
@@ -146,8 +156,27 @@ async def verify(server: str, token: str) -> Connection:
                       avatar_url=picture if isinstance(picture, str) else None)
 
 
+# The scopes each operation needs: the Posts, Images and Videos APIs need w_member_social to post as a member and
+# w_organization_social as an organization
+# (https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api#permissions,
+# .../shares/images-api#permissions, .../shares/videos-api#permissions), deleting likewise; reading an
+# organization's posts (`GET /rest/posts?q=author`) needs r_organization_social (a member's posts are not read);
+# `GET /v2/userinfo` needs openid and profile
+# (https://learn.microsoft.com/en-us/linkedin/consumer/integrations/self-serve/sign-in-with-linkedin-v2).
+def _needed(write: str, read: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    return {**{f"publish:{t}": (write,) for t in ("LI_TEXT", "LI_IMAGE", "LI_VIDEO", "LI_ARTICLE")},
+            "find_post": read, "delete_post": (write,), "check": ("openid", "profile")}
+
+
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = _needed("w_member_social", ())
+NEEDED_SCOPES_ORGANIZATION: dict[str, tuple[str, ...]] = _needed("w_organization_social", ("r_organization_social",))
+INTROSPECT_URL = f"{OAUTH_URL}/introspectToken"
+
+
 class LinkedInProvider:
     name = "linkedin"
+    needed_scopes = NEEDED_SCOPES
+    introspect_url = INTROSPECT_URL
     refresh_ahead = REFRESH_AHEAD  # the token tick looks this far ahead for LinkedIn accounts
     reconnect_notice_ahead = REFRESH_AHEAD  # ... and sends a reconnect notice when it cannot refresh
 
@@ -158,6 +187,50 @@ class LinkedInProvider:
 
     def _client(self, account: Account) -> httpx.AsyncClient:
         return new_client(self.api_url, headers=_headers(_token(account)), timeout=self.timeout)
+
+    @staticmethod
+    def needed_scopes_for(account: Account) -> dict[str, tuple[str, ...]]:
+        """An organization account posts with the organization scopes, a member with the member ones."""
+        author = account.provider_account_id or ""
+        return NEEDED_SCOPES_ORGANIZATION if author.startswith("urn:li:organization:") else NEEDED_SCOPES
+
+    async def check(self, account: Account) -> CheckResult:
+        """LinkedIn's token introspection (`POST /oauth/v2/introspectToken` with the app's client credentials:
+        `active`, `status`, `expires_at`, `scope` comma-separated,
+        https://learn.microsoft.com/en-us/linkedin/shared/authentication/token-introspection) and the member who
+        authorised (`GET /v2/userinfo`)."""
+        result = recorded(account.credentials)
+        creds = account.credentials or {}
+        try:
+            token = _token(account)
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        if creds.get("client_id") and creds.get("client_secret"):
+            async def introspect() -> Any:
+                async with new_client(timeout=self.timeout) as client:
+                    return json_body(await call(client, "POST", self.introspect_url, network=NETWORK, data={
+                        "client_id": str(creds["client_id"]), "client_secret": str(creds["client_secret"]),
+                        "token": token}), NETWORK)
+            info = await probe(result, introspect())
+            if isinstance(info, dict):
+                result.token_valid = info.get("active") is True
+                if isinstance(info.get("scope"), str):
+                    result.granted_scopes = tuple(s for s in info["scope"].replace(",", " ").split() if s)
+                    result.scopes_source = "introspected"
+                if isinstance(info.get("expires_at"), int):
+                    result.expires_at = iso(datetime.fromtimestamp(info["expires_at"], UTC))
+                if not result.token_valid:
+                    result.notes.append(f"LinkedIn says the token is {str(info.get('status') or 'inactive')[:20]}.")
+                    return result
+        async with self._client(account) as client:
+            me = await probe(result, call(client, "GET", "/v2/userinfo", network=NETWORK))
+        if me is not None:
+            body = json_body(me, NETWORK)
+            result.token_valid = result.token_valid is not False
+            result.reachable = isinstance(body, dict) and bool(body.get("sub"))
+            result.account = str(body.get("name") or body.get("sub"))[:200] if isinstance(body, dict) else None
+        return result
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("rejected", f"LinkedIn has no dynamic options ({kind})")

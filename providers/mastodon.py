@@ -22,7 +22,17 @@ from typing import Any
 import anyio
 import httpx
 
-from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.base import (
+    Account,
+    CheckResult,
+    Connection,
+    Options,
+    PostRequest,
+    PostResult,
+    ProviderError,
+    probe,
+    recorded,
+)
 from providers.http import DEFAULT_TIMEOUT, call, download, file_name, json_body, new_client
 from providers.oauth import refresh_due, refresh_token
 from schemas.time import iso
@@ -99,11 +109,61 @@ async def verify(instance: str, token: str) -> Connection:
         avatar_url=me.get("avatar") if isinstance(me.get("avatar"), str) else None)
 
 
+# The scopes each operation needs (https://docs.joinmastodon.org/api/oauth-scopes/; each method's OAuth line):
+# `POST /api/v1/statuses` and `DELETE /api/v1/statuses/:id` write:statuses
+# (https://docs.joinmastodon.org/methods/statuses/), `POST /api/v2/media` and `GET /api/v1/media/:id` write:media
+# (https://docs.joinmastodon.org/methods/media/), `GET /api/v1/accounts/verify_credentials` read:accounts
+# (https://docs.joinmastodon.org/methods/accounts/#verify_credentials). The broad `write` and `read` scopes
+# cover their granular children (`covers`).
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
+    "publish:MA_POST": ("write:statuses", "write:media"),
+    "delete_post": ("write:statuses",),
+    "check": ("read:accounts",),
+}
+
+
 class MastodonProvider:
     name = "mastodon"
+    needed_scopes = NEEDED_SCOPES
 
     def __init__(self, *, poll_seconds: float = MEDIA_POLL_SECONDS, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> None:
         self.poll_seconds, self.timeout = poll_seconds, timeout
+
+    @staticmethod
+    def covers(granted: set[str], needed: str) -> bool:
+        """Mastodon's scope hierarchy: `write` grants every `write:*`, `read` every `read:*`."""
+        return needed in granted or needed.split(":", 1)[0] in granted
+
+    async def check(self, account: Account) -> CheckResult:
+        """`GET /api/v1/accounts/verify_credentials` (the token works, whose account) and, when no token response
+        named the scopes, the app's (`GET /api/v1/apps/verify_credentials`, `scopes` since Mastodon 4.3,
+        https://docs.joinmastodon.org/methods/apps/#verify_credentials): a token never holds more than its app's."""
+        result = recorded(account.credentials)
+        try:
+            client = _client(instance_of(account), _token(account), self.timeout)
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        async with client:
+            me = await probe(result, call(client, "GET", "/api/v1/accounts/verify_credentials", network=NETWORK,
+                                          classify=_classify))
+            if me is None:
+                return result
+            body = json_body(me, NETWORK)
+            result.token_valid = True
+            result.reachable = isinstance(body, dict) and str(body.get("id")) == account.provider_account_id
+            result.account = f"@{str(body.get('acct') or body.get('username'))[:200]}" if isinstance(body, dict) \
+                else None
+            if result.granted_scopes is None:
+                try:
+                    app = json_body(await call(client, "GET", "/api/v1/apps/verify_credentials", network=NETWORK),
+                                    NETWORK)
+                except ProviderError:
+                    app = None  # an older instance, or a token without an app: the scopes stay unknown
+                if isinstance(app, dict) and isinstance(app.get("scopes"), list):
+                    result.granted_scopes = tuple(str(s) for s in app["scopes"][:50])
+                    result.scopes_source = "introspected"
+        return result
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("rejected", f"Mastodon has no dynamic options ({kind})")

@@ -1,11 +1,13 @@
-"""OAuth 2.0 for network adapters, on authlib's httpx client: the authorize URL with PKCE (S256), the
+"""OAuth 2.0 for network adapters: the authorize URL with PKCE (S256, built by authlib), the
 authorization-code exchange and the refresh grant. Generic: each network passes its own endpoints, scopes and
 client credentials (tools/networks/oauth.py keeps them per network, and the single-use state between the
 authorize URL and the callback).
 
-Failures become the adapters' error kinds: a refused grant (`invalid_grant`, a 400/401 from the token endpoint)
-is `reauth_required` (the account must be reconnected); timeouts, transport errors and 5xx are `transient`;
-a token response without an access token is `malformed`. Token endpoint bodies never reach a message.
+Failures become the adapters' error kinds: a refused grant (`invalid_grant`, a 400/401/403 from the token
+endpoint) is `reauth_required` (the account must be reconnected); timeouts, transport errors and 5xx are
+`transient`; a token response without an access token is `malformed`. Token endpoint bodies never reach a
+message. Every token request goes through `providers/http.py` (`new_client`), so a per-account token endpoint
+(a Mastodon instance) passes the address policy when the connection opens; authlib only builds authorize URLs.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from typing import Any
 
 import httpx
 from authlib.common.security import generate_token
-from authlib.integrations.base_client.errors import OAuthError
 
 from providers.base import ProviderError
 from providers.http import USER_AGENT, call, json_body, new_client
@@ -27,34 +28,18 @@ def new_verifier() -> str:
     return generate_token(64)
 
 
-def _client(client_id: str, client_secret: str | None, *, redirect_uri: str | None = None,
-            scope: str | None = None, auth_method: str | None = None) -> Any:
+def _client(client_id: str, *, redirect_uri: str | None = None, scope: str | None = None) -> Any:
+    """authlib's client, used only to build authorize URLs (it makes no request)."""
     from authlib.integrations.httpx_client import AsyncOAuth2Client
 
-    client = AsyncOAuth2Client(client_id=client_id, client_secret=client_secret or None, redirect_uri=redirect_uri,
-                               scope=scope, code_challenge_method="S256", timeout=30.0,
-                               headers={"User-Agent": USER_AGENT},
-                               token_endpoint_auth_method=(auth_method or "client_secret_post") if client_secret else "none")
-    for hook in ("access_token_response", "refresh_token_response"):
-        client.register_compliance_hook(hook, _status_first)
-    return client
-
-
-def _status_first(response: httpx.Response) -> httpx.Response:
-    """Judge a token response by its status before its body (some servers answer 400 without an `error`)."""
-    if response.status_code >= 400:
-        try:
-            if "error" in response.json():
-                return response  # RFC 6749 error body: authlib raises OAuthError with its code
-        except ValueError:
-            pass
-        response.raise_for_status()
-    return response
+    return AsyncOAuth2Client(client_id=client_id, redirect_uri=redirect_uri, scope=scope,
+                             code_challenge_method="S256", headers={"User-Agent": USER_AGENT},
+                             token_endpoint_auth_method="none")
 
 
 def authorize_url(endpoint: str, client_id: str, redirect_uri: str, scopes: tuple[str, ...], state: str,
                   code_verifier: str, **extra: str) -> str:
-    client = _client(client_id, None, redirect_uri=redirect_uri, scope=" ".join(scopes))
+    client = _client(client_id, redirect_uri=redirect_uri, scope=" ".join(scopes))
     url, _ = client.create_authorization_url(endpoint, state=state, code_verifier=code_verifier, **extra)
     return url
 
@@ -65,47 +50,20 @@ def _checked(token: Any, network: str) -> dict[str, Any]:
     return dict(token)
 
 
-async def _grant(network: str, refused_kind: str, run: Any) -> dict[str, Any]:
-    try:
-        return _checked(await run(), network)
-    except OAuthError as exc:
-        raise ProviderError(refused_kind, f"{network} token endpoint refused the grant ({exc.error})",
-                            safe_reason=f"{network} refused the authorisation; connect the account again.") from None
-    except httpx.HTTPStatusError as exc:
-        status = exc.response.status_code
-        kind = "transient" if status >= 500 or status == 429 else refused_kind
-        raise ProviderError(kind, f"{network} token endpoint answered {status}",
-                            safe_reason=None if kind == "transient" else
-                            f"{network} refused the authorisation; connect the account again.") from None
-    except httpx.TimeoutException:
-        raise ProviderError("transient", f"{network} token endpoint timed out") from None
-    except httpx.TransportError as exc:
-        raise ProviderError("transient", f"{network} token endpoint unreachable ({type(exc).__name__})") from None
-    except ValueError:
-        raise ProviderError("malformed", f"{network} token endpoint answered a body that is not a token") from None
-
-
 async def exchange_code(endpoint: str, client_id: str, client_secret: str | None, redirect_uri: str, code: str,
                         code_verifier: str, *, network: str, auth_method: str | None = None) -> dict[str, Any]:
     """The token of an authorization code (with the PKCE verifier its authorize URL was made with).
     `auth_method`: how a confidential client authenticates (`client_secret_post` by default; X wants
     `client_secret_basic`)."""
-    async def run() -> Any:
-        async with _client(client_id, client_secret, redirect_uri=redirect_uri, auth_method=auth_method) as client:
-            return await client.fetch_token(endpoint, grant_type="authorization_code", code=code,
-                                            code_verifier=code_verifier)
-
-    return await _grant(network, "rejected", run)
+    return await form_exchange(network, auth_method or "client_secret_post")(
+        endpoint, client_id, client_secret, redirect_uri, code, code_verifier)
 
 
 async def refresh_token(endpoint: str, client_id: str, client_secret: str | None, refresh: str, *,
                         network: str, auth_method: str | None = None) -> dict[str, Any]:
     """A fresh token from a refresh token; `reauth_required` when the network refuses it for good."""
-    async def run() -> Any:
-        async with _client(client_id, client_secret, auth_method=auth_method) as client:
-            return await client.refresh_token(endpoint, refresh_token=refresh)
-
-    return await _grant(network, "reauth_required", run)
+    return await _token_post(endpoint, {"grant_type": "refresh_token", "refresh_token": refresh}, client_id,
+                             client_secret, network=network, refused_kind="reauth_required", auth_method=auth_method)
 
 
 def refresh_due(credentials: dict[str, Any], now: datetime, ahead: timedelta, *, needs_refresh_token: bool = True
@@ -122,8 +80,8 @@ def refresh_due(credentials: dict[str, Any], now: datetime, ahead: timedelta, *,
         return True
 
 
-# -- token calls on providers/http.py (authlib's client runs on httpx2, which respx cannot intercept; these are
-# one request each, classified like every other request) -------------------------------------------------------
+# -- token calls on providers/http.py: one request each, classified like every other request, through the
+# address policy of `new_client` (authlib's client runs on httpx2, which would bypass it and respx) -------------
 
 async def token_request(method: str, endpoint: str, *, network: str, refused_kind: str,
                         data: dict[str, str] | None = None, params: dict[str, str] | None = None,

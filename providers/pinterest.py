@@ -30,7 +30,7 @@ from typing import Any
 import anyio
 import httpx
 
-from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.base import Account, CheckResult, Connection, Options, PostRequest, PostResult, ProviderError, recorded
 from providers.http import DEFAULT_TIMEOUT, call, download, json_body, new_client
 from providers.oauth import refresh_due, refreshed
 
@@ -92,8 +92,25 @@ async def verify(server: str, token: str) -> Connection:
                       avatar_url=avatar if isinstance(avatar, str) else None)
 
 
+# The scopes each operation needs: the `pinterest_oauth2` security of each operation in Pinterest's OpenAPI
+# description (https://github.com/pinterest/api-description, v5): `POST /v5/pins` and `DELETE /v5/pins/{id}`
+# need boards:read, boards:write, pins:read and pins:write; `POST /v5/media` pins:read and pins:write, `GET
+# /v5/media/{id}` pins:read; `GET /v5/boards/{id}/pins` boards:read and pins:read; `GET /v5/boards` boards:read;
+# `GET /v5/user_account` user_accounts:read.
+_PIN_SCOPES = ("boards:read", "boards:write", "pins:read", "pins:write")
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
+    "publish:PIN_IMAGE": _PIN_SCOPES,
+    "publish:PIN_VIDEO": _PIN_SCOPES,
+    "find_post": ("boards:read", "pins:read"),
+    "delete_post": _PIN_SCOPES,
+    "dynamic_options": ("boards:read",),
+    "check": ("user_accounts:read",),
+}
+
+
 class PinterestProvider:
     name = "pinterest"
+    needed_scopes = NEEDED_SCOPES
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
                  processing_budget: float = PROCESSING_BUDGET, poll_min: float = POLL_MIN) -> None:
@@ -102,6 +119,24 @@ class PinterestProvider:
 
     def _client(self, account: Account) -> httpx.AsyncClient:
         return new_client(self.api_url, headers={"Authorization": f"Bearer {_token(account)}"}, timeout=self.timeout)
+
+    async def check(self, account: Account) -> CheckResult:
+        """`GET /v5/user_account` (https://developers.pinterest.com/docs/api/v5/user_account-get). Pinterest has
+        no token introspection: the granted scopes are those its token response named (`scope`)."""
+        result = recorded(account.credentials)
+        try:
+            async with self._client(account) as client:
+                me = json_body(await call(client, "GET", "/v5/user_account", network=NETWORK, classify=_classify),
+                               NETWORK)
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        if not isinstance(me, dict) or not (me.get("id") or me.get("username")):
+            result.failed(ProviderError("malformed", "Pinterest user_account answered without id or username"))
+            return result
+        result.token_valid = result.reachable = True
+        result.account = str(me.get("username") or me.get("id"))[:200]
+        return result
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         if kind != "pinterest_boards":

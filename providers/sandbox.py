@@ -1,11 +1,12 @@
 """The sandbox provider: deterministic, no network, with faults injected per integration.
 
 Faults live in the integration's provider state: `{"faults": {"<operation>": "<kind>[:<times>]"}}`, where
-operation is `dynamic_options`, `publish` or `delete_post` and kind is a provider error kind
+operation is `dynamic_options`, `publish`, `delete_post` or `check` and kind is a provider error kind
 (`reauth_required` or its alias `expired_credentials`, `rate_limited`, `transient`, `unavailable`,
 `malformed`, `rejected`), or one of two behaviours that raise nothing: `malformed_data` (dynamic_options
 answers with data that breaks the contract, which the caller must catch; other operations ignore it) and
-`hang` (the call never answers, which the caller's timeout must catch). With `:<times>` the fault fires that many times, then the
+`hang` (the call never answers, which the caller's timeout must catch), and `missing_scope` (`check` reports
+the account without one scope that publishing needs; other operations ignore it). With `:<times>` the fault fires that many times, then the
 call succeeds (a transient failure that heals). docs/targets.md documents the format for operators.
 Every call is appended to `calls`, so tests can prove an operation called no provider.
 
@@ -27,7 +28,7 @@ from typing import Any
 
 import anyio
 
-from providers.base import ERROR_KINDS, Account, Options, PostRequest, PostResult, ProviderError
+from providers.base import ERROR_KINDS, Account, CheckResult, Options, PostRequest, PostResult, ProviderError
 
 PRIVACY_LEVELS = [
     {"value": "PUBLIC_TO_EVERYONE", "label": "Everyone"},
@@ -36,8 +37,8 @@ PRIVACY_LEVELS = [
     {"value": "SELF_ONLY", "label": "Only me"},
 ]
 # What `provider_state["faults"]` may hold: {operation: "kind[:times]"}.
-FAULT_OPERATIONS = ("dynamic_options", "publish", "delete_post")
-FAULT_KINDS = (*ERROR_KINDS, "expired_credentials", "malformed_data", "hang")
+FAULT_OPERATIONS = ("dynamic_options", "publish", "delete_post", "check")
+FAULT_KINDS = (*ERROR_KINDS, "expired_credentials", "malformed_data", "hang", "missing_scope")
 # Account facts the sandbox reads from provider_state (besides faults).
 STATE_KEYS = ("privacy_levels", "comments_disabled", "duets_disabled", "stitches_disabled", "boards")
 DEFAULT_BOARDS = [
@@ -144,6 +145,7 @@ class SandboxLedger:
 
 class SandboxProvider:
     name = "sandbox"
+    needed_scopes: dict[str, tuple[str, ...]] = {}  # a sandbox account answers for its platform's adapter
 
     def __init__(self, home: Path | None = None) -> None:
         self.calls: list[dict[str, Any]] = []
@@ -167,7 +169,7 @@ class SandboxProvider:
             if self._fired.get(key, 0) >= int(times):
                 return None
             self._fired[key] = self._fired.get(key, 0) + 1
-        if kind == "malformed_data":
+        if kind in ("malformed_data", "missing_scope"):
             return kind
         if kind == "hang":
             await anyio.sleep_forever()
@@ -226,6 +228,35 @@ class SandboxProvider:
     async def delete_post(self, account: Account, publish_id: str) -> None:
         self.calls.append({"op": "delete_post", "integration_id": account.integration_id, "publish_id": publish_id})
         await self._fault(account, "delete_post")
+
+    async def check(self, account: Account) -> CheckResult:
+        """Answers from the sandbox: a connected account is valid and reachable and holds every scope its
+        platform's adapter declares (`declared_scopes`); the `check` faults fail it, and `missing_scope` leaves
+        out the first scope only publishing needs (the first one when every operation needs them all)."""
+        from providers import declared_scopes  # the package imports this module
+
+        self.calls.append({"op": "check", "integration_id": account.integration_id})
+        creds = account.credentials or {}
+        result = CheckResult(scopes_source="sandbox", expires_at=creds.get("expires_at"), refreshable=False)
+        if account.status != "connected":
+            result.failed(ProviderError("reauth_required", "the account's credentials are no longer valid"))
+            return result
+        try:
+            behaviour = await self._fault(account, "check")
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        needed = declared_scopes(account.platform, account) if account.platform else {}
+        granted = list(dict.fromkeys(s.split("|")[0] for scopes in needed.values() for s in scopes))
+        if behaviour == "missing_scope" and granted:
+            others = {s for op, scopes in needed.items() if not op.startswith("publish:") for s in scopes}
+            publishing = [s for op, scopes in needed.items() if op.startswith("publish:") for s in scopes]
+            dropped = next((s for s in publishing if s not in others), publishing[0] if publishing else granted[0])
+            granted.remove(dropped.split("|")[0])
+        result.granted_scopes = tuple(granted)
+        result.token_valid = result.reachable = True
+        result.account = str(account.state.get("username") or account.provider_account_id or account.integration_id)
+        return result
 
     async def refresh_credentials(self, account: Account, now: Any) -> dict[str, Any] | None:
         return None  # sandbox tokens never expire

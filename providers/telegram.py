@@ -23,7 +23,16 @@ from typing import Any
 
 import httpx
 
-from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.base import (
+    Account,
+    CheckResult,
+    Connection,
+    Options,
+    PostRequest,
+    PostResult,
+    ProviderError,
+    probe,
+)
 from providers.http import call, download, file_name, new_client, retry_after
 
 NETWORK = "Telegram"
@@ -108,8 +117,52 @@ async def verify(api_base: str, bot_token: str, chat_id: str) -> Connection:
                "bot_username": me.get("username"), "api_base": _base(api_base)})
 
 
+# A bot token carries no OAuth scopes: what the bot may do is its membership and rights in the chat, which `check`
+# reads with getChatMember (https://core.telegram.org/bots/api#getchatmember,
+# https://core.telegram.org/bots/api#chatmemberadministrator: a channel needs `can_post_messages`).
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = {}
+
+
 class TelegramProvider:
     name = "telegram"
+    needed_scopes = NEEDED_SCOPES
+
+    async def check(self, account: Account) -> CheckResult:
+        """getMe (the bot token works), getChat (the chat is there) and getChatMember for the bot (it may post:
+        a member or administrator of a group, an administrator with `can_post_messages` in a channel). Read-only
+        Bot API methods (https://core.telegram.org/bots/api#getme, #getchat, #getchatmember)."""
+        result = CheckResult(scopes_source="not_applicable")
+        chat_id = (account.state or {}).get("chat_id") or account.provider_account_id
+        try:
+            token = _bot_token(account)
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        async with new_client(_base(account)) as client:
+            me = await probe(result, _method(client, token, "getMe"))
+            if not isinstance(me, dict) or not me.get("id"):
+                return result
+            result.token_valid = True
+            chat = await probe(result, _method(client, token, "getChat", json={"chat_id": str(chat_id)}))
+            if not isinstance(chat, dict):
+                result.reachable = False
+                return result
+            member = await probe(result, _method(client, token, "getChatMember",
+                                                 json={"chat_id": str(chat_id), "user_id": me["id"]}))
+        title = chat.get("title") or chat.get("username") or chat.get("id")
+        result.account = str(title)[:200]
+        status = member.get("status") if isinstance(member, dict) else None
+        if chat.get("type") == "channel":
+            allowed = status == "creator" or (status == "administrator" and member.get("can_post_messages") is True)
+        else:
+            allowed = status in ("creator", "administrator", "member") or \
+                (status == "restricted" and member.get("can_send_messages") is True)
+        result.reachable = allowed
+        if not allowed and status is not None:
+            result.notes.append(f"The bot is {status} in the chat and may not post there"
+                                + (" (a channel needs an administrator with the right to post messages)."
+                                   if chat.get("type") == "channel" else "."))
+        return result
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("rejected", f"Telegram has no dynamic options ({kind})")

@@ -33,13 +33,23 @@ from __future__ import annotations
 import logging
 import os
 import re
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
 import httpx
 
-from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.base import (
+    Account,
+    CheckResult,
+    Connection,
+    Options,
+    PostRequest,
+    PostResult,
+    ProviderError,
+    probe,
+    recorded,
+)
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client
 from providers.instagram import graph_classify
 from providers.oauth import refresh_due, token_request
@@ -101,8 +111,27 @@ async def verify(server: str, token: str) -> Connection:
                       state={"username": username}, avatar_url=avatar if isinstance(avatar, str) else None)
 
 
+# The permissions each operation needs (https://developers.facebook.com/docs/threads/get-started#authorization):
+# threads_basic for every endpoint; threads_content_publish for the publishing endpoints
+# (https://developers.facebook.com/docs/threads/posts); threads_manage_replies for replies (`reply_to_id`: thread
+# parts and the follow-up reply, https://developers.facebook.com/docs/threads/reply-management); threads_delete
+# for `DELETE /{threads-media-id}` (https://developers.facebook.com/docs/threads/posts/delete-posts).
+_PUBLISH = ("threads_basic", "threads_content_publish", "threads_manage_replies")
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
+    "publish:TH_TEXT": _PUBLISH,
+    "publish:TH_IMAGE": _PUBLISH,
+    "publish:TH_VIDEO": _PUBLISH,
+    "publish:TH_CAROUSEL": _PUBLISH,
+    "find_post": ("threads_basic",),
+    "delete_post": ("threads_basic", "threads_delete"),
+    "refresh_credentials": ("threads_basic",),
+    "check": ("threads_basic",),
+}
+
+
 class ThreadsProvider:
     name = "threads"
+    needed_scopes = NEEDED_SCOPES
     refresh_ahead = REFRESH_AHEAD  # the token tick looks this far ahead for these accounts
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
@@ -112,6 +141,41 @@ class ThreadsProvider:
 
     def _client(self, account: Account) -> httpx.AsyncClient:
         return new_client(self.api_url, headers={"Authorization": f"Bearer {_token(account)}"}, timeout=self.timeout)
+
+    async def check(self, account: Account) -> CheckResult:
+        """The profile (`GET /v1.0/me?fields=id,username`) and the token's data (`GET /v1.0/debug_token`:
+        `is_valid`, `expires_at`, `scopes`, https://developers.facebook.com/docs/threads/troubleshooting/debug-access-token).
+        Meta answers debug_token only when the inspecting token is a Threads tester's of the same app, so for other
+        users the scopes stay those the token response named, or unknown."""
+        result = recorded(account.credentials)
+        try:
+            user, token = self._user(account), _token(account)
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        async with self._client(account) as client:
+            me = await probe(result, call(client, "GET", f"{VERSION}/me", network=NETWORK, classify=_classify,
+                                          params={"fields": "id,username"}))
+            if me is None:
+                return result
+            body = json_body(me, NETWORK)
+            result.token_valid = True
+            result.reachable = isinstance(body, dict) and str(body.get("id")) == user
+            result.account = f"@{str(body.get('username') or user)[:200]}" if isinstance(body, dict) else None
+            try:
+                debug = json_body(await call(client, "GET", f"{VERSION}/debug_token", network=NETWORK,
+                                             classify=_classify, params={"input_token": token}), NETWORK)
+            except ProviderError:
+                debug = None  # not a tester's token: the documented limit, not a problem of the account
+        data = debug.get("data") if isinstance(debug, dict) else None
+        if isinstance(data, dict) and isinstance(data.get("scopes"), list):
+            result.granted_scopes = tuple(str(s) for s in data["scopes"][:100])
+            result.scopes_source = "introspected"
+            if isinstance(data.get("expires_at"), int) and data["expires_at"] > 0:
+                result.expires_at = iso(datetime.fromtimestamp(data["expires_at"], UTC))
+            if data.get("is_valid") is False:
+                result.token_valid = False
+        return result
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("rejected", f"Threads has no dynamic options ({kind})")

@@ -33,7 +33,7 @@ from typing import Any
 import anyio
 import httpx
 
-from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.base import Account, CheckResult, Connection, Options, PostRequest, PostResult, ProviderError, recorded
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, retry_after
 from providers.oauth import refresh_due
 from schemas.time import iso
@@ -97,8 +97,24 @@ def _data(response: httpx.Response) -> dict[str, Any]:
     return body["data"]
 
 
+# The scopes each operation needs (https://developers.tiktok.com/doc/tiktok-api-scopes and each endpoint's
+# reference): the direct post endpoints (`/v2/post/publish/video/init/`, `/v2/post/publish/content/init/`),
+# `creator_info/query` and `status/fetch` need video.publish
+# (https://developers.tiktok.com/doc/content-posting-api-reference-direct-post); `GET /v2/user/info/` needs
+# user.info.basic (https://developers.tiktok.com/doc/tiktok-api-v2-get-user-info). TikTok offers no post lookup
+# or deletion in these scopes, so find_post and delete_post call nothing.
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
+    "publish:VIDEO": ("video.publish",),
+    "publish:IMAGE": ("video.publish",),
+    "publish:CAROUSEL": ("video.publish",),
+    "dynamic_options": ("video.publish",),
+    "check": ("user.info.basic",),
+}
+
+
 class TikTokProvider:
     name = "tiktok"
+    needed_scopes = NEEDED_SCOPES
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
                  processing_budget: float = PROCESSING_BUDGET, poll_min: float = POLL_MIN) -> None:
@@ -111,6 +127,24 @@ class TikTokProvider:
     async def _creator(self, client: httpx.AsyncClient) -> dict[str, Any]:
         return _data(await call(client, "POST", "/v2/post/publish/creator_info/query/", network=NETWORK,
                                 classify=_classify, headers=_JSON))
+
+    async def check(self, account: Account) -> CheckResult:
+        """`GET /v2/user/info/` (https://developers.tiktok.com/doc/tiktok-api-v2-get-user-info). TikTok has no
+        token introspection: the granted scopes are those its token response named (`scope`, comma-separated)."""
+        result = recorded(account.credentials)
+        try:
+            async with self._client(account) as client:
+                user = _data(await call(client, "GET", "/v2/user/info/", network=NETWORK, classify=_classify,
+                                        params={"fields": "open_id,display_name"})).get("user")
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        if not isinstance(user, dict):
+            result.failed(ProviderError("malformed", "TikTok user/info answered without a user"))
+            return result
+        result.token_valid = result.reachable = True
+        result.account = str(user.get("display_name") or user.get("open_id") or "")[:200] or None
+        return result
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         if kind != "creator_privacy_levels":

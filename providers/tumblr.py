@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.base import Account, CheckResult, Connection, Options, PostRequest, PostResult, ProviderError, recorded
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client
 from providers.oauth import refresh_due, refreshed
 
@@ -78,8 +78,25 @@ def _media(media: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+# The scopes each operation needs (https://www.tumblr.com/docs/en/api/v2#oauth2-authorization): `basic` reads
+# (`GET /v2/user/info`, `GET /v2/blog/{blog}/posts`), `write` creates and deletes posts
+# (`POST /v2/blog/{blog}/posts`, `POST /v2/blog/{blog}/post/delete`), `offline_access` gives a refresh token.
+_POST_SCOPES = ("basic", "write")
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
+    "publish:TB_TEXT": _POST_SCOPES,
+    "publish:TB_PHOTO": _POST_SCOPES,
+    "publish:TB_VIDEO": _POST_SCOPES,
+    "publish:TB_LINK": _POST_SCOPES,
+    "find_post": ("basic",),
+    "delete_post": ("write",),
+    "refresh_credentials": ("offline_access",),
+    "check": ("basic",),
+}
+
+
 class TumblrProvider:
     name = "tumblr"
+    needed_scopes = NEEDED_SCOPES
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT) -> None:
         self.api_url, self.timeout = api_url.rstrip("/"), timeout
@@ -92,6 +109,27 @@ class TumblrProvider:
         if not account.provider_account_id:
             raise ProviderError("reauth_required", "Tumblr account has no blog")
         return account.provider_account_id
+
+    async def check(self, account: Account) -> CheckResult:
+        """`GET /v2/user/info` (https://www.tumblr.com/docs/en/api/v2#userinfo--get-a-users-information): the token
+        works and the account's blog is still among the user's. Tumblr has no token introspection: the granted
+        scopes are those its token response named (`scope`)."""
+        result = recorded(account.credentials)
+        try:
+            async with self._client(account) as client:
+                user = _response(json_body(await call(client, "GET", "/v2/user/info", network=NETWORK), NETWORK),
+                                 "user/info").get("user")
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        result.token_valid = True
+        blogs = [b for b in (user.get("blogs") or []) if isinstance(b, dict)] if isinstance(user, dict) else []
+        names = {str(b.get(k)) for b in blogs for k in ("name", "uuid") if b.get(k)}
+        result.reachable = bool(account.provider_account_id) and account.provider_account_id in names
+        result.account = str(account.provider_account_id or "")[:200] or None
+        if not result.reachable:
+            result.notes.append("The connected blog is not among the blogs of the authorising user.")
+        return result
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("rejected", f"Tumblr has no dynamic options ({kind})")

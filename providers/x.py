@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 import httpx
 
-from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.base import Account, CheckResult, Connection, Options, PostRequest, PostResult, ProviderError, recorded
 from providers.http import DEFAULT_TIMEOUT, call, download, json_body, new_client, retry_after
 from providers.oauth import refresh_due
 from schemas.time import iso
@@ -112,8 +112,24 @@ def _core(text: str) -> str:
     return " ".join(_URL.sub("", text).split())
 
 
+# The scopes each operation needs: the OAuth2UserToken security of each operation in X's OpenAPI description
+# (https://api.x.com/2/openapi.json, as published by xdevplatform/xdk): POST /2/tweets and DELETE /2/tweets/{id}
+# need tweet.read, tweet.write and users.read; the media upload (/2/media/upload/...) and POST /2/media/metadata
+# need media.write; GET /2/users/{id}/tweets and GET /2/users/me need tweet.read and users.read. A refresh token
+# is issued only with offline.access (https://docs.x.com/fundamentals/authentication/oauth-2-0/authorization-code).
+_POST_SCOPES = ("tweet.read", "tweet.write", "users.read", "media.write")
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
+    "publish:X_POST": _POST_SCOPES,
+    "find_post": ("tweet.read", "users.read"),
+    "delete_post": ("tweet.read", "tweet.write", "users.read"),
+    "refresh_credentials": ("offline.access",),
+    "check": ("tweet.read", "users.read"),
+}
+
+
 class XProvider:
     name = "x"
+    needed_scopes = NEEDED_SCOPES
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
                  processing_budget: float = PROCESSING_BUDGET, poll_min: float = POLL_MIN) -> None:
@@ -122,6 +138,20 @@ class XProvider:
 
     def _client(self, account: Account) -> httpx.AsyncClient:
         return new_client(self.api_url, headers={"Authorization": f"Bearer {_token(account)}"}, timeout=self.timeout)
+
+    async def check(self, account: Account) -> CheckResult:
+        """`GET /2/users/me` (https://docs.x.com/x-api/users/get-my-user): the token works and whose it is. X has
+        no introspection for OAuth 2.0 user tokens, so the granted scopes are those the token response named."""
+        result = recorded(account.credentials)
+        try:
+            async with self._client(account) as client:
+                me = _data(await call(client, "GET", "/2/users/me", network=NETWORK, classify=_classify), "users/me")
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        result.token_valid = result.reachable = True
+        result.account = f"@{str(me.get('username') or me['id'])[:200]}"
+        return result
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("rejected", f"X has no dynamic options ({kind})")

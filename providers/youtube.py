@@ -32,7 +32,17 @@ import anyio
 import httpx
 
 from providers import google
-from providers.base import Account, Connection, Options, PostRequest, PostResult, ProviderError
+from providers.base import (
+    Account,
+    CheckResult,
+    Connection,
+    Options,
+    PostRequest,
+    PostResult,
+    ProviderError,
+    probe,
+    recorded,
+)
 from providers.http import DEFAULT_TIMEOUT, call, download, json_body, new_client
 from schemas.time import parse_timestamp
 
@@ -84,8 +94,25 @@ async def verify(server: str, token: str) -> Connection:
                       avatar_url=thumb if isinstance(thumb, str) else None)
 
 
+# The scopes each operation needs, from each method's Authorization section in the YouTube Data API reference:
+# `videos.insert` youtube.upload (https://developers.google.com/youtube/v3/docs/videos/insert); `videos.list`,
+# `channels.list` and `playlistItems.list` youtube.readonly (https://developers.google.com/youtube/v3/docs/videos/list,
+# /channels/list, /playlistItems/list); `videos.delete` needs youtube or youtube.force-ssl
+# (https://developers.google.com/youtube/v3/docs/videos/delete) -- youtube.upload does not cover it.
+_UPLOAD = ("https://www.googleapis.com/auth/youtube.upload", "https://www.googleapis.com/auth/youtube.readonly")
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
+    "publish:YT_SHORT": _UPLOAD,
+    "publish:YT_VIDEO": _UPLOAD,
+    "find_post": ("https://www.googleapis.com/auth/youtube.readonly",),
+    "delete_post": ("https://www.googleapis.com/auth/youtube|https://www.googleapis.com/auth/youtube.force-ssl",),
+    "check": ("https://www.googleapis.com/auth/youtube.readonly",),
+}
+
+
 class YouTubeProvider:
     name = "youtube"
+    needed_scopes = NEEDED_SCOPES
+    tokeninfo_url = google.TOKENINFO_URL
 
     def __init__(self, *, api_url: str = API_URL, token_url: str = google.TOKEN_URL,
                  timeout: httpx.Timeout = DEFAULT_TIMEOUT, processing_budget: float = PROCESSING_BUDGET,
@@ -95,6 +122,32 @@ class YouTubeProvider:
 
     def _client(self, account: Account) -> httpx.AsyncClient:
         return new_client(self.api_url, headers={"Authorization": f"Bearer {_token(account)}"}, timeout=self.timeout)
+
+    async def check(self, account: Account) -> CheckResult:
+        """Google's `tokeninfo` (granted scopes, expiry; providers/google.py) and `channels.list mine=true`
+        (https://developers.google.com/youtube/v3/docs/channels/list): the connected channel still answers."""
+        result = recorded(account.credentials)
+        try:
+            token = _token(account)
+        except ProviderError as exc:
+            result.failed(exc)
+            return result
+        await google.tokeninfo(result, token, NETWORK, self.tokeninfo_url)
+        if result.token_valid is False:
+            return result
+        async def channel() -> Any:
+            async with self._client(account) as client:
+                return json_body(await call(client, "GET", "/youtube/v3/channels", network=NETWORK, classify=_classify,
+                                            params={"part": "id,snippet", "mine": "true"}), NETWORK)
+        body = await probe(result, channel())
+        if isinstance(body, dict):
+            result.token_valid = result.token_valid is not False
+            ids = {str(c.get("id")) for c in body.get("items") or [] if isinstance(c, dict)}
+            result.reachable = account.provider_account_id in ids
+            result.account = str(account.provider_account_id or "")[:200] or None
+            if not result.reachable:
+                result.notes.append("The connected channel is not the channel of the authorising Google account.")
+        return result
 
     async def dynamic_options(self, account: Account, kind: str, *, refresh: bool) -> Options:
         raise ProviderError("rejected", f"YouTube has no dynamic options ({kind})")

@@ -37,7 +37,7 @@ from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
 from tools.notifications import notify
 from tools.operator.actions import INTEGRATION_STATUSES
-from tools.services.accounts import account_of, provider_error
+from tools.services.accounts import account_of, outbound, provider_error
 
 log = logging.getLogger("socialpub.targets")
 
@@ -416,7 +416,8 @@ async def get_target_dynamic_options(call: Call, req: IntegrationPath) -> dict[s
     provider, account = _provider(call, i), account_of(i, call.rt.settings)
     # No transaction, lock or pooled connection is held while the provider answers.
     async with call.rt.db.outside_transaction(call.session):
-        result = await _ask(provider, account, kind, refresh=False, i=i)
+        with outbound(call.rt.settings):
+            result = await _ask(provider, account, kind, refresh=False, i=i)
     if result.new_credentials is not None or result.new_status is not None:
         # A read must not rotate anything; the adapter broke its contract. Nothing is stored.
         log.warning("provider %s returned new credentials or status on a plain read of %s", i.provider, i.id)
@@ -445,7 +446,8 @@ async def refresh_target_dynamic_options(call: Call, req: IntegrationPath) -> di
     result: Options | None = None
     async with call.rt.db.outside_transaction(call.session):
         try:
-            result = await _ask(provider, account, kind, refresh=True, i=i, keep_changes=True)
+            with outbound(call.rt.settings):
+                result = await _ask(provider, account, kind, refresh=True, i=i, keep_changes=True)
         except ApiError as exc:
             failure = exc
 

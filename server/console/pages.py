@@ -35,6 +35,7 @@ from storage.tables.accounts import ApiKey, Workspace
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
 from tools.context import plans
+from tools.networks import checks as account_checks
 from tools.networks import connect as networks
 from tools.networks import oauth as network_oauth
 from tools.notifications import notify
@@ -304,6 +305,19 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
                                     clear=clear, workspace_id=b.workspace_id)
         return await account_action(request, me, act, "faults")
 
+    @page
+    async def check_account(request: Request, me: SignedIn) -> Response:
+        """A read-only check of one account with its network (tools/networks/checks.py, as `integrations check`),
+        shown on its own page: nothing changes, so it answers 200 rather than a redirect."""
+        need_scope(me, "integrations:write")
+        b = await brand_of(me, request.path_params["brand_id"])
+        try:
+            report = await account_checks.check_integration(rt, request.path_params["integration_id"],
+                                                            workspace_id=b.workspace_id, brand_id=b.id)
+        except account_checks.CheckError:
+            raise ConsoleError("No such account in this brand.", 404) from None
+        return render("account_check.html", **base(me, request, brand=b, tab="accounts", report=report))
+
     # -- API keys -------------------------------------------------------------------------------------------
     async def keys_context(me: SignedIn) -> dict[str, Any]:
         async with rt.db.session(write=False) as session:
@@ -543,6 +557,7 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         Route(f"{brand_path}/accounts/{{integration_id:str}}/reconnect", reconnect_network, methods=["POST"]),
         Route(f"{brand_path}/accounts/{{integration_id:str}}/disconnect", disconnect, methods=["POST"]),
         Route(f"{brand_path}/accounts/{{integration_id:str}}/faults", faults, methods=["POST"]),
+        Route(f"{brand_path}/accounts/{{integration_id:str}}/check", check_account, methods=["POST"]),
         Route(f"{brand_path}/calendar", calendar_page, methods=["GET"]),
         Route(f"{brand_path}/schedules/{{schedule_id:str}}", schedule, methods=["GET"]),
         Route(f"{brand_path}/schedules/{{schedule_id:str}}/approve", approve, methods=["POST"]),

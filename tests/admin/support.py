@@ -6,8 +6,8 @@ import socket
 from types import SimpleNamespace
 from typing import Any
 
+from providers import addresses
 from tests.media.support import FileServer, Reply, image_bytes, process
-from tools.services import fetch
 
 SITE_HOST = "site.test"
 ADMIN_PATHS = {
@@ -64,7 +64,7 @@ def install_dns(monkeypatch: Any, table: dict[str, list[str]] | None = None) -> 
             raise socket.gaierror(socket.EAI_NONAME, "unknown")
         return table[host]
 
-    monkeypatch.setattr(fetch, "resolve_host", resolve)
+    monkeypatch.setattr(addresses, "resolve_host", resolve)
     return table
 
 

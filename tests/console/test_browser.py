@@ -61,8 +61,9 @@ def _cli(env: dict[str, str], *argv: str, stdin: str | None = None) -> dict[str,
 
 
 class Server:
-    def __init__(self, base: str, key: str, brand: str, x: str, demo_sign_in: dict[str, Any]) -> None:
+    def __init__(self, base: str, key: str, brand: str, x: str, demo_sign_in: dict[str, Any], home: str = "") -> None:
         self.base, self.key, self.brand, self.x, self.demo_sign_in = base, key, brand, x, demo_sign_in
+        self.home = home
         self.api = httpx.Client(base_url=f"{base}/v1", headers={"Authorization": f"Bearer {key}"}, timeout=30)
 
     def held_schedule(self, seconds_ahead: int) -> str:
@@ -94,7 +95,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         targets = httpx.get(f"{base}/v1/brands/{brand}/targets", headers={"Authorization": f"Bearer {key}"}).json()
         x = next(t["integration_id"] for t in targets["data"]["targets"]
                  if t["platform"] == "x" and t["connection_status"] == "connected")
-        yield Server(base, key, brand, x, demo["console"])
+        yield Server(base, key, brand, x, demo["console"], str(home))
 
 
 @contextmanager
@@ -323,3 +324,27 @@ def test_authorize_an_mcp_client_on_the_consent_page(page: Page, server: Server)
     resp = httpx.post(f"{server.base}/mcp", json=init, headers={
         "Authorization": f"Bearer {token.json()['access_token']}", "Accept": "application/json, text/event-stream"})
     assert resp.status_code == 200, resp.text
+
+
+def test_check_an_account_without_javascript(browser: Any, server: Server) -> None:
+    """The Check button is a plain form: it works with JavaScript off, and the page shows the check's result."""
+    context = browser.new_context(viewport={"width": 1100, "height": 760}, java_script_enabled=False)
+    page = context.new_page()
+    try:
+        sign_in(page, server, "admin@example.com")
+        page.goto(f"{server.base}/console/brands/{server.brand}/accounts")
+        row = page.get_by_role("row").filter(has_text=server.x)
+        row.get_by_role("button", name="Check").click()
+        expect(page.get_by_role("heading", level=1)).to_have_text("Account check: ok")
+        expect(page.get_by_role("cell", name="X_POST")).to_be_visible()
+        shot(page, "account-check")
+        env = {**os.environ, "SOCIALPUB_HOME": server.home}
+        env.pop("SOCIALPUB_DATABASE_URL", None)
+        _cli(env, "sandbox", "set", server.x, "--fault", "check=missing_scope")
+        page.get_by_role("link", name="Back to the accounts").click()
+        page.get_by_role("row").filter(has_text=server.x).get_by_role("button", name="Check").click()
+        expect(page.get_by_role("heading", level=1)).to_have_text("Account check: problem")
+        expect(page.get_by_text("missing_scopes")).to_be_visible()
+        _cli(env, "sandbox", "set", server.x, "--clear")
+    finally:
+        context.close()

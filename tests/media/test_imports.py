@@ -8,10 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from providers import addresses
 from storage.tables.jobs import Job
 from tests.media.support import FileServer, Reply, image_bytes, local, process, video_bytes
 from tools.media.items import create_media_folder
-from tools.services import fetch
 
 pytestmark = pytest.mark.anyio
 
@@ -30,7 +30,7 @@ def dns(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
             raise socket.gaierror(socket.EAI_NONAME, "unknown")
         return table[host]
 
-    monkeypatch.setattr(fetch, "resolve_host", resolve)
+    monkeypatch.setattr(addresses, "resolve_host", resolve)
     return SimpleNamespace(table=table, calls=calls)
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from providers import addresses
 from tests.networks.pds import BlueskyAccount, Pds, PdsFailed, PdsUnavailable, start_pds, stop_pds
 
 
@@ -17,6 +18,15 @@ def _unavailable(reason: str) -> None:
     if os.environ.get("CI") and os.environ.get("SOCIALPUB_REQUIRE_PDS") == "1":
         pytest.fail(f"{reason} (SOCIALPUB_REQUIRE_PDS=1: the Bluesky tests must run in CI)", pytrace=False)
     pytest.skip(reason)
+
+
+@pytest.fixture
+async def loopback_allowed() -> AsyncIterator[None]:
+    """The test servers (mastodon-mock, the PDS) listen on 127.0.0.1, which the address policy refuses unless
+    allowed: adapter calls a test makes directly allow it, as SOCIALPUB_FETCH_ALLOW_HOSTS does for the service
+    (whose own calls take it from settings). An async fixture, so the context it sets is the test's."""
+    with addresses.allowing(["127.0.0.1"]):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ from tests.media.support import video_bytes
 from tests.networks.conftest import MediaServer
 from tests.networks.pds import BlueskyAccount, Pds
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("loopback_allowed")]  # the PDS is on 127.0.0.1
 GARBAGE_JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJkaWQ6cGxjOm5vYm9keSJ9.c2lnbmF0dXJl"
 
 
@@ -361,7 +361,7 @@ def _answer(status: int, body: dict[str, Any], headers: dict[str, str] | None = 
                           request=httpx.Request("POST", "https://pds.example/xrpc/com.atproto.repo.putRecord"))
 
 
-def test_rate_limits_server_errors_and_validation_are_classified() -> None:
+async def test_rate_limits_server_errors_and_validation_are_classified() -> None:  # async, as the module's fixture
     reset = int(time.time()) + 120
     limited = classify(_answer(429, {"error": "RateLimitExceeded", "message": "Rate Limit Exceeded"},
                                {"ratelimit-reset": str(reset)}))

@@ -67,6 +67,9 @@ def _cli_env(env, **more: str) -> dict[str, str]:
                SOCIALPUB_RATE_LIMIT="0", **more)
     if env.rt.settings.secret_keys:
         out["SOCIALPUB_SECRET_KEYS"] = ",".join(env.rt.settings.secret_keys)
+    if env.rt.settings.fetch_allow_hosts and "SOCIALPUB_FETCH_ALLOW_HOSTS" not in more:
+        # the same deployment: its worker checks the PDS's address again on every call
+        out["SOCIALPUB_FETCH_ALLOW_HOSTS"] = ",".join(env.rt.settings.fetch_allow_hosts)
     return out
 
 

@@ -34,7 +34,7 @@ from tests.networks.support import (
 from tools.networks import connect as networks
 from tools.networks import oauth, tokens
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("loopback_allowed")]  # mastodon-mock is on 127.0.0.1
 CLI = str(Path(sys.executable).parent / "socialpub")
 ASSET = "http://media.test/assets/ast_1"
 PNG = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde\x00\x00"
@@ -241,7 +241,8 @@ async def test_draft_preflight_schedule_worker_subprocess_publishes_for_real(env
     schedule_id = await flow.schedule(item, [i.id])
 
     env_vars = {k: v for k, v in os.environ.items() if not k.startswith("SOCIALPUB_")}
-    env_vars.update(SOCIALPUB_HOME=str(env.rt.settings.home), SOCIALPUB_DATABASE_URL=env.db.url)
+    env_vars.update(SOCIALPUB_HOME=str(env.rt.settings.home), SOCIALPUB_DATABASE_URL=env.db.url,
+                    SOCIALPUB_FETCH_ALLOW_HOSTS="127.0.0.1")  # the instance's address is checked again on publish
     done = subprocess.run([CLI, "worker", "--once", "--log-level", "DEBUG"], env=env_vars, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from providers import addresses
 from tests.media.support import FileServer, Reply
 from tools.services import fetch
 from tools.services.fetch import FetchError, FetchPolicy, check_url, open_url
@@ -43,7 +44,7 @@ def dns(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
             raise answer
         return list(answer)
 
-    monkeypatch.setattr(fetch, "resolve_host", resolve)
+    monkeypatch.setattr(addresses, "resolve_host", resolve)
     return SimpleNamespace(table=table, calls=calls)
 
 

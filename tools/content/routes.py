@@ -37,7 +37,7 @@ from tools.content.rules import (
 from tools.content.usage import require_unused
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link, links_to
-from tools.services.accounts import account_of, provider_error
+from tools.services.accounts import account_of, outbound, provider_error
 
 # Endpoints of other areas this one links to.
 LIST_TARGETS = "list_targets"
@@ -229,8 +229,9 @@ async def update_tiktok_privacy(call: Call, req: sc.UpdateTikTokPrivacyRequest) 
     # The fresh, target-specific check, immediately before the write: never a cached or stale choice.
     account = account_of(integration, call.rt.settings)
     try:
-        options = await call.rt.provider(integration.provider).dynamic_options(
-            account, kind="creator_privacy_levels", refresh=False)
+        with outbound(call.rt.settings):
+            options = await call.rt.provider(integration.provider).dynamic_options(
+                account, kind="creator_privacy_levels", refresh=False)
     except ProviderError as exc:
         raise _provider_error(exc) from None
     offered = [o.get("value") for o in options.options if isinstance(o, dict)]

@@ -13,6 +13,7 @@ from typing import Any
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from providers import bluesky, discord, mastodon, telegram
+from providers.addresses import CATEGORY_TEXT, AddressRefused
 from providers.base import Connection, ProviderError
 from storage import vault
 from storage.tables.brands import Brand
@@ -20,6 +21,7 @@ from storage.tables.integrations import Integration
 from tools.notifications import notify
 from tools.operator import actions as operator
 from tools.runtime import Runtime
+from tools.services.accounts import outbound
 from tools.services.fetch import FetchError, FetchPolicy, check_url
 
 BLUESKY_SERVICE = bluesky.DEFAULT_SERVICE
@@ -36,6 +38,10 @@ class Verified:
 
 
 def _failed(network: str, exc: ProviderError) -> ConnectError:
+    if isinstance(exc, AddressRefused):
+        return ConnectError(f"{network} was not contacted: its address resolves to "
+                            f"{CATEGORY_TEXT[exc.category]}, which the address policy refuses (allow a private "
+                            "server with SOCIALPUB_FETCH_ALLOW_HOSTS). Nothing was saved.")
     if exc.kind == "reauth_required":
         why = "it refused the credentials (wrong or revoked)"
     elif exc.kind in ("transient", "unavailable", "rate_limited"):
@@ -58,26 +64,33 @@ async def public_base(rt: Runtime, url: str, what: str) -> str:
 
 
 async def verify(rt: Runtime, platform: str, options: dict[str, Any]) -> Verified:
-    """Ask the network whether these credentials work; the Connection to store when they do."""
+    """Ask the network whether these credentials work; the Connection to store when they do. The calls run
+    under the address policy (`outbound`): the base URL checked by `public_base` is checked again, and pinned,
+    when each connection opens."""
     try:
-        if platform == "mastodon":
-            instance = await public_base(rt, str(options["instance"]), "The instance URL")
-            return Verified("mastodon", await mastodon.verify(instance, str(options["access_token"])))
-        if platform == "telegram":
-            return Verified("telegram", await telegram.verify(rt.settings.telegram_api_url,
-                                                              str(options["bot_token"]), str(options["chat_id"])))
-        if platform == "discord":
-            try:
-                url = discord.parse_webhook_url(str(options["webhook_url"]), rt.settings.fetch_allow_hosts)
-            except ValueError as exc:
-                raise ConnectError(f"The Discord webhook URL is refused: {exc}.") from None
-            return Verified("discord", await discord.verify(str(url)))
-        if platform == "bluesky":
-            service = await public_base(rt, str(options.get("service") or BLUESKY_SERVICE), "The Bluesky service URL")
-            return Verified("bluesky", await bluesky.connect(service, str(options["handle"]),
-                                                             str(options["app_password"])))
+        with outbound(rt.settings):
+            return await _verify(rt, platform, options)
     except ProviderError as exc:
         raise _failed(_name(platform), exc) from None
+
+
+async def _verify(rt: Runtime, platform: str, options: dict[str, Any]) -> Verified:
+    if platform == "mastodon":
+        instance = await public_base(rt, str(options["instance"]), "The instance URL")
+        return Verified("mastodon", await mastodon.verify(instance, str(options["access_token"])))
+    if platform == "telegram":
+        return Verified("telegram", await telegram.verify(rt.settings.telegram_api_url,
+                                                          str(options["bot_token"]), str(options["chat_id"])))
+    if platform == "discord":
+        try:
+            url = discord.parse_webhook_url(str(options["webhook_url"]), rt.settings.fetch_allow_hosts)
+        except ValueError as exc:
+            raise ConnectError(f"The Discord webhook URL is refused: {exc}.") from None
+        return Verified("discord", await discord.verify(str(url)))
+    if platform == "bluesky":
+        service = await public_base(rt, str(options.get("service") or BLUESKY_SERVICE), "The Bluesky service URL")
+        return Verified("bluesky", await bluesky.connect(service, str(options["handle"]),
+                                                         str(options["app_password"])))
     raise ConnectError(f"{platform} accounts are connected with OAuth or are not supported yet.")
 
 

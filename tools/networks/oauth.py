@@ -48,6 +48,7 @@ from storage.tables.networks import OAuthApp, OAuthState
 from tools.networks import apps
 from tools.networks.connect import ConnectError, Verified, _failed, public_base, save
 from tools.runtime import Runtime
+from tools.services.accounts import outbound
 
 STATE_TTL = timedelta(minutes=10)
 
@@ -159,7 +160,8 @@ async def app_for(rt: Runtime, network: OAuthNetwork, server: str) -> OAuthApp:
         return found
     uri = redirect_uri(rt, network.platform)
     try:
-        client_id, client_secret = await network.register(server, uri, network.scopes, rt.settings.public_url)
+        with outbound(rt.settings):
+            client_id, client_secret = await network.register(server, uri, network.scopes, rt.settings.public_url)
     except ProviderError as exc:
         raise _failed(network.display_name, exc) from None
     now = rt.clock.now()
@@ -230,14 +232,15 @@ async def complete(rt: Runtime, platform: str, state: str | None, code: str | No
     server = str(options.get("server") or network.server)
     secret = vault.open_text(rt.settings, app.client_secret) if app.client_secret else None
     try:
-        if network.exchange is not None:
-            token = await network.exchange(network.url(server, network.token_path), app.client_id, secret,
-                                           app.redirect_uri, code, verifier)
-        else:
-            token = await exchange_code(network.url(server, network.token_path), app.client_id, secret,
-                                        app.redirect_uri, code, verifier, network=network.display_name,
-                                        auth_method=network.token_auth)
-        connection = await network.verify_token(server, token["access_token"])
+        with outbound(rt.settings):
+            if network.exchange is not None:
+                token = await network.exchange(network.url(server, network.token_path), app.client_id, secret,
+                                               app.redirect_uri, code, verifier)
+            else:
+                token = await exchange_code(network.url(server, network.token_path), app.client_id, secret,
+                                            app.redirect_uri, code, verifier, network=network.display_name,
+                                            auth_method=network.token_auth)
+            connection = await network.verify_token(server, token["access_token"])
     except ProviderError as exc:
         raise _failed(network.display_name, exc) from None
     credentials = {**connection.credentials, "access_token": token["access_token"]}
@@ -249,6 +252,10 @@ async def complete(rt: Runtime, platform: str, state: str | None, code: str | No
             credentials["client_secret"] = secret
     if token.get("expires_in"):
         credentials["expires_at"] = iso(now + timedelta(seconds=int(token["expires_in"])))
+    if isinstance(token.get("scope"), str | list) and token["scope"]:
+        # what the user granted, for `integrations check` on networks without token introspection
+        scope = token["scope"] if isinstance(token["scope"], str) else " ".join(map(str, token["scope"]))
+        credentials["scope"] = scope[:2000]
     connection.credentials = credentials
     verified = Verified(network.provider, connection)
     async with rt.db.session(write=True) as s:

@@ -27,6 +27,7 @@ from storage import vault
 from storage.tables.integrations import Integration
 from tools.notifications import notify
 from tools.runtime import Runtime
+from tools.services.accounts import outbound
 
 log = logging.getLogger("socialpub.networks.tokens")
 
@@ -77,7 +78,8 @@ async def refresh_one(rt: Runtime, integration_id: str) -> int:
         provider = rt.providers[i.provider]
     now = rt.clock.now()
     try:
-        fresh = await provider.refresh_credentials(account, now)
+        with outbound(rt.settings):
+            fresh = await provider.refresh_credentials(account, now)
     except ProviderError as exc:
         if exc.kind != "reauth_required":
             log.warning("integration %s: refresh failed (%s), tried again later", integration_id, exc.message)

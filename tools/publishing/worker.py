@@ -61,7 +61,7 @@ from storage.vault import VaultError
 from tools.media.items import asset_url
 from tools.notifications import notify
 from tools.runtime import Runtime
-from tools.services.accounts import account_of
+from tools.services.accounts import account_of, outbound
 from tools.services.redaction import ADAPTER_MARK, FAILURE_MAX, GENERIC_FAILURE, SAFE_FAILURES, adapter_reason
 from tools.services.telemetry import count_outcome, observe_provider_call
 
@@ -754,7 +754,7 @@ async def run_target(rt: Runtime, owner: str, target_id: str, *, begun: _Attempt
     error: ProviderError | None = None
     started = time.perf_counter()
     try:
-        with anyio.fail_after(PROVIDER_TIMEOUT_SECONDS):
+        with anyio.fail_after(PROVIDER_TIMEOUT_SECONDS), outbound(rt.settings):
             if attempt.recover:
                 result = await _find_earlier(attempt)
             if result is None:

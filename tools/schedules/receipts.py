@@ -43,7 +43,7 @@ from tools.endpoint import Call, Endpoint
 from tools.links import link
 from tools.runtime import Runtime
 from tools.services import signing
-from tools.services.accounts import account_of
+from tools.services.accounts import account_of, outbound
 from tools.services.redaction import safe_failure, safe_permalink
 from tools.targets import PROVIDER_TIMEOUT_SECONDS
 
@@ -293,7 +293,7 @@ async def run_provider_cleanup(rt: Runtime, job_id: str, payload: dict[str, Any]
         await _settle(rt, target_id, "failed", f"no provider adapter {integration.provider}")
         return
     try:
-        with anyio.fail_after(PROVIDER_TIMEOUT_SECONDS):
+        with anyio.fail_after(PROVIDER_TIMEOUT_SECONDS), outbound(rt.settings):
             await provider.delete_post(account_of(integration, rt.settings), target.publish_id)
     except ProviderError as exc:
         if exc.retryable and not last_attempt:

@@ -5,7 +5,9 @@ provider failure gets the same answer on every route."""
 from __future__ import annotations
 
 import copy
+from contextlib import AbstractContextManager
 
+from providers import addresses
 from providers.base import Account
 from schemas.settings import Settings
 from storage import vault
@@ -35,6 +37,13 @@ def account_of(integration: Integration, settings: Settings) -> Account:
     return Account(integration_id=integration.id, platform=integration.platform, status=integration.status,
                    provider_account_id=integration.provider_account_id,
                    credentials=vault.open_credentials(settings, integration.credentials), state=copy.deepcopy(state))
+
+
+def outbound(settings: Settings) -> AbstractContextManager[None]:
+    """The context every adapter call runs in. Adapters connect only to addresses the address policy accepts
+    (providers/addresses.py, checked when each connection opens); hosts named in SOCIALPUB_FETCH_ALLOW_HOSTS
+    may be private, as for media imports. Outside it no private address is reachable."""
+    return addresses.allowing(settings.fetch_allow_hosts)
 
 
 def provider_error(kind: str) -> tuple[str, str]:

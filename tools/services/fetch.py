@@ -8,9 +8,10 @@ Policy, applied to the first URL and again to every redirect hop:
   named in `FetchPolicy.allow_hosts` (SOCIALPUB_FETCH_ALLOW_HOSTS): loopback, private, link-local,
   CGNAT/shared, site-local and other non-global ranges. IPv6 forms embedding an IPv4 address
   (IPv4-mapped, IPv4-compatible, 6to4, NAT64) are judged by the embedded address as well;
-- the connection goes to the address that was checked (pinned: the name is not resolved again by the HTTP
-  client, so DNS rebinding between check and connect cannot redirect it); `Host` and TLS SNI/certificate
-  checks still use the name. Environment proxies are ignored.
+- the connection goes to an address that was checked (pinned by `providers.addresses.PinnedTransport`, the
+  transport the network adapters use too: the host is resolved and checked when each connection opens, and
+  the HTTP client never resolves the name itself, so DNS rebinding cannot redirect it); `Host` and TLS
+  SNI/certificate checks still use the name. Environment proxies are ignored.
 - the response must be 200 with an exact Content-Length within `max_bytes`, no Content-Encoding, and an
   allowed Content-Type; the body is streamed and must be exactly Content-Length bytes; connect, read and
   total deadlines apply.
@@ -23,10 +24,8 @@ Use `check_url` for a synchronous up-front check and `open_url` to fetch:
 
 from __future__ import annotations
 
-import ipaddress
 import re
-import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,27 +34,15 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-Resolver = Callable[[str, int], Awaitable[list[str]]]
+from providers import addresses
+from providers.addresses import normalise_host
+from providers.http import ssl_context
 
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 OCTET_STREAM = ("application/octet-stream", "binary/octet-stream")
 USER_AGENT = "socialpub-fetch/1 (+media import)"
 CHUNK = 64 * 1024
 
-METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in (
-    "169.254.169.254",  # AWS, GCP, Azure, OpenStack, DigitalOcean...
-    "169.254.170.2",  # AWS ECS task metadata
-    "100.100.100.200",  # Alibaba Cloud
-    "fd00:ec2::254",  # AWS IPv6 metadata
-))
-# Non-global ranges that ipaddress's flags miss or report as global.
-_EXTRA_NON_PUBLIC = tuple(ipaddress.ip_network(n) for n in (
-    "100.64.0.0/10", "192.0.0.0/24", "198.18.0.0/15", "192.88.99.0/24", "fec0::/10", "64:ff9b:1::/48",
-    "100::/64",
-))
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
-_THIS_NETWORK = ipaddress.ip_network("0.0.0.0/8")
 _NUMERIC_LABEL = re.compile(r"^(0[xX][0-9a-fA-F]*|[0-9]+)$")
 _CANONICAL_V4 = re.compile(r"^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$")
 _BAD_URL_CHARS = re.compile(r"[\x00-\x20\x7f\\]")
@@ -96,77 +83,13 @@ class Target:
     url: httpx.URL
     host: str  # normalised (lower case, no trailing dot, no brackets)
     port: int
-    addresses: tuple[str, ...]  # checked addresses; the connection uses the first
+    addresses: tuple[str, ...]  # the addresses checked now (open_url checks again when it connects)
 
 
-def normalise_host(host: str) -> str:
-    return host.strip().strip("[]").rstrip(".").lower()
-
-
-# -- address policy ------------------------------------------------------------------------------------------
-
-def _embedded_v4(addr: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    if addr.ipv4_mapped is not None:
-        return addr.ipv4_mapped
-    if addr.sixtofour is not None:
-        return addr.sixtofour
-    if addr in _NAT64:
-        return ipaddress.IPv4Address(addr.packed[-4:])
-    if addr.packed[:12] == bytes(12) and int(addr) > 1:  # IPv4-compatible ::a.b.c.d (deprecated)
-        return ipaddress.IPv4Address(addr.packed[-4:])
-    if addr.teredo is not None:
-        return addr.teredo[1]
-    return None
-
-
-def address_problem(addr: IPAddress) -> tuple[str, bool] | None:
-    """Why an address may not be fetched: (category, allowable for allow-listed hosts), or None if public."""
-    if addr in METADATA_ADDRESSES:
-        return "metadata", False
-    if isinstance(addr, ipaddress.IPv6Address):
-        inner = _embedded_v4(addr)
-        if inner is not None:
-            problem = address_problem(inner)
-            if problem is not None:
-                return problem
-    if addr.is_unspecified or (isinstance(addr, ipaddress.IPv4Address) and addr in _THIS_NETWORK):
-        return "unspecified", False
-    if addr.is_multicast:
-        return "multicast", False
-    if addr.is_loopback:
-        return "loopback", True
-    if addr.is_link_local:
-        return "link_local", True
-    if isinstance(addr, ipaddress.IPv4Address) and addr.is_reserved:
-        return "reserved", False
-    if addr.is_private:
-        return "private", True
-    if any(addr in net for net in _EXTRA_NON_PUBLIC if net.version == addr.version):
-        return "private", True
-    if addr.is_reserved:
-        return "reserved", False
-    if not addr.is_global:
-        return "private", True
-    return None
-
-
-_CATEGORY_TEXT = {
-    "metadata": "a cloud metadata address", "unspecified": "an unspecified address", "multicast": "a multicast address",
-    "reserved": "a reserved address", "loopback": "a loopback address", "link_local": "a link-local address",
-    "private": "a private or non-public address",
-}
-
-
-def check_address(addr: IPAddress, host: str, policy: FetchPolicy) -> None:
-    problem = address_problem(addr)
-    if problem is None:
-        return
-    category, allowable = problem
-    if allowable and host in policy.allow_hosts:
-        return
-    raise FetchError("URL_HOST_NOT_ALLOWED",
-                     f"The URL's host is or resolves to {_CATEGORY_TEXT[category]}; only public addresses "
-                     "may be fetched. Use a public http(s) URL.", category=category)
+def _refused(category: str) -> FetchError:
+    return FetchError("URL_HOST_NOT_ALLOWED",
+                      f"The URL's host is or resolves to {addresses.CATEGORY_TEXT[category]}; only public addresses "
+                      "may be fetched. Use a public http(s) URL.", category=category)
 
 
 # -- URL policy ----------------------------------------------------------------------------------------------
@@ -214,54 +137,24 @@ def _check_ip_spelling(host: str) -> None:
                          category="ip_spelling")
 
 
-def _literal(host: str) -> IPAddress | None:
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        return None
-
-
-async def system_resolver(host: str, port: int) -> list[str]:
-    infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return [str(info[4][0]).split("%", 1)[0] for info in infos]
-
-
-# Tests replace this to simulate DNS answers; production uses the system resolver.
-resolve_host: Resolver = system_resolver
-
-
 async def check_url(url: str, policy: FetchPolicy) -> Target:
     """Everything but the request: syntax, scheme, credentials, resolution and the address policy. Every
     resolved address must pass (a name answering with one public and one private address is refused)."""
     parsed, host, port = parse_url(url)
-    literal = _literal(host)
-    if literal is not None:
-        check_address(literal, host, policy)
-        return Target(parsed, host, port, (str(literal),))
     try:
-        with anyio.fail_after(policy.resolve_timeout):
-            answers = await resolve_host(host, port)
-    except TimeoutError:
-        raise FetchError("DNS_UNAVAILABLE", "The URL's host name could not be resolved in time; try again later.",
-                         retryable=True) from None
-    except socket.gaierror as exc:
-        if exc.errno in (socket.EAI_AGAIN,):
-            raise FetchError("DNS_UNAVAILABLE", "The URL's host name could not be resolved right now; try again "
-                                                "later.", retryable=True) from None
-        raise FetchError("URL_HOST_NOT_FOUND", "The URL's host name does not resolve; check the URL.") from None
-    except OSError:
-        raise FetchError("URL_HOST_NOT_FOUND", "The URL's host name does not resolve; check the URL.") from None
-    addresses: list[str] = []
-    for answer in answers:
-        addr = _literal(answer)
-        if addr is None:
-            raise FetchError("URL_HOST_NOT_FOUND", "The URL's host name did not resolve to an IP address.")
-        check_address(addr, host, policy)
-        if str(addr) not in addresses:
-            addresses.append(str(addr))
-    if not addresses:
-        raise FetchError("URL_HOST_NOT_FOUND", "The URL's host name does not resolve; check the URL.")
-    return Target(parsed, host, port, tuple(addresses))
+        checked = await addresses.resolve_checked(host, port, policy.allow_hosts, policy.resolve_timeout)
+    except addresses.AddressRefused as exc:
+        raise _refused(exc.category) from None
+    except addresses.ResolveFailed as exc:
+        raise _unresolved(exc) from None
+    return Target(parsed, host, port, checked)
+
+
+def _unresolved(exc: addresses.ResolveFailed) -> FetchError:
+    if exc.retryable:
+        return FetchError("DNS_UNAVAILABLE", "The URL's host name could not be resolved right now; try again later.",
+                          retryable=True)
+    return FetchError("URL_HOST_NOT_FOUND", "The URL's host name does not resolve; check the URL.")
 
 
 # -- fetching ------------------------------------------------------------------------------------------------
@@ -312,16 +205,21 @@ def _media_type(value: str | None) -> str:
 
 @asynccontextmanager
 async def open_url(url: str, policy: FetchPolicy) -> AsyncIterator[FetchResponse]:
-    """GET `url` under `policy`, following up to `max_redirects` redirects, each re-checked and pinned."""
+    """GET `url` under `policy`, following up to `max_redirects` redirects, each checked again and pinned: the
+    connections go through `providers.addresses.PinnedTransport`, which resolves each host when it connects,
+    checks every answer and connects only to a checked address (the next one when a connection is refused)."""
     deadline = anyio.current_time() + policy.total_timeout
     timeout = httpx.Timeout(connect=policy.connect_timeout, read=policy.read_timeout, write=policy.read_timeout,
                             pool=policy.connect_timeout)
-    async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=timeout, http2=False,
-                                 verify=policy.verify) as client:
+    verify = ssl_context() if policy.verify is True else policy.verify
+    transport = addresses.PinnedTransport(verify=verify, allow_hosts=policy.allow_hosts,
+                                          resolve_timeout=policy.resolve_timeout)
+    async with httpx.AsyncClient(transport=transport, trust_env=False, follow_redirects=False,
+                                 timeout=timeout) as client:
         current = url
         for hop in range(policy.max_redirects + 1):
-            target = await check_url(current, policy)
-            response = await _send(client, target, policy, deadline)
+            parsed, _, _ = parse_url(current)
+            response = await _send(client, parsed, policy, deadline)
             try:
                 if response.status_code in REDIRECT_STATUSES:
                     location = response.headers.get("location")
@@ -331,44 +229,40 @@ async def open_url(url: str, policy: FetchPolicy) -> AsyncIterator[FetchResponse
                         raise FetchError("TOO_MANY_REDIRECTS",
                                          f"The URL redirected more than {policy.max_redirects} times.")
                     try:
-                        current = str(target.url.join(location))
+                        current = str(parsed.join(location))
                     except (httpx.InvalidURL, ValueError):
                         raise FetchError("REDIRECT_INVALID", "The remote server redirected to an invalid URL.") from None
                     continue
-                yield _accept(response, target, policy, hop, deadline)
+                yield _accept(response, parsed, policy, hop, deadline)
                 return
             finally:
                 await response.aclose()
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-async def _send(client: httpx.AsyncClient, target: Target, policy: FetchPolicy, deadline: float) -> httpx.Response:
-    """Connect to a checked address (the next one when a connection is refused), never to a fresh lookup."""
-    headers = {"Host": target.url.netloc.decode("ascii"), "User-Agent": USER_AGENT, "Accept-Encoding": "identity",
-               **policy.headers}
-    extensions = {"sni_hostname": target.host} if target.url.scheme == "https" else {}
-    failure = FetchError("CONNECTION_FAILED", "Could not connect to the remote server.", retryable=True)
-    for address in target.addresses:
-        request = client.build_request("GET", target.url.copy_with(host=address), headers=headers,
-                                       extensions=extensions)
-        remaining = deadline - anyio.current_time()
-        try:
-            with anyio.fail_after(max(remaining, 0.001)):
-                return await client.send(request, stream=True)
-        except (TimeoutError, httpx.TimeoutException):
-            raise FetchError("TIMEOUT", "The remote server did not answer in time.", retryable=True) from None
-        except httpx.ConnectError as exc:
-            text = str(exc).upper()
-            if "CERTIFICATE" in text or "SSL" in text:
-                raise FetchError("TLS_FAILED", "The remote server's TLS certificate could not be verified.") from None
-            continue
-        except httpx.HTTPError:
-            raise FetchError("CONNECTION_FAILED", "The remote server's answer could not be read.",
-                             retryable=True) from None
-    raise failure
+async def _send(client: httpx.AsyncClient, url: httpx.URL, policy: FetchPolicy, deadline: float) -> httpx.Response:
+    headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity", **policy.headers}
+    remaining = deadline - anyio.current_time()
+    try:
+        with anyio.fail_after(max(remaining, 0.001)):
+            return await client.send(client.build_request("GET", url, headers=headers), stream=True)
+    except addresses.AddressRefused as exc:
+        raise _refused(exc.category) from None
+    except addresses.ResolveFailed as exc:
+        raise _unresolved(exc) from None
+    except (TimeoutError, httpx.TimeoutException):
+        raise FetchError("TIMEOUT", "The remote server did not answer in time.", retryable=True) from None
+    except httpx.ConnectError as exc:
+        text = str(exc).upper()
+        if "CERTIFICATE" in text or "SSL" in text:
+            raise FetchError("TLS_FAILED", "The remote server's TLS certificate could not be verified.") from None
+        raise FetchError("CONNECTION_FAILED", "Could not connect to the remote server.", retryable=True) from None
+    except httpx.HTTPError:
+        raise FetchError("CONNECTION_FAILED", "The remote server's answer could not be read.",
+                         retryable=True) from None
 
 
-def _accept(response: httpx.Response, target: Target, policy: FetchPolicy, redirects: int,
+def _accept(response: httpx.Response, url: httpx.URL, policy: FetchPolicy, redirects: int,
             deadline: float) -> FetchResponse:
     status = response.status_code
     if status != 200:
@@ -393,5 +287,5 @@ def _accept(response: httpx.Response, target: Target, policy: FetchPolicy, redir
     content_type = _media_type(response.headers.get("content-type"))
     if policy.allowed_content_types is not None and content_type not in policy.allowed_content_types:
         raise FetchError("CONTENT_TYPE_NOT_ALLOWED", "The remote server's Content-Type is not a supported type.")
-    return FetchResponse(url=str(target.url), status=status, content_type=content_type, content_length=length,
+    return FetchResponse(url=str(url), status=status, content_type=content_type, content_length=length,
                          redirects=redirects, _response=response, _deadline=deadline, _policy=policy)
