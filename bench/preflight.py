@@ -43,7 +43,7 @@ async def main(repeat: int) -> None:
             brand = await operator.create_brand(s, now, ws, "Bench brand")
             accounts = [await operator.connect_integration(s, now, brand, p, username=f"{p}{n}")
                         for p in PLATFORMS for n in range(2)]
-            _key, secret = await operator.create_key(s, now, ws, "bench", ALL_SCOPES)
+            _key, secret = await operator.create_key(s, now, ws, "bench", ALL_SCOPES, role="admin")
             images = []
             for n in range(4):
                 m = Media(id=new_id("med"), workspace_id=ws.id, brand_id=brand.id, file_name=f"{n}.jpg",

@@ -131,7 +131,7 @@ async def main(schedules: int, postgres: str | None, workers: int) -> None:
                 ws = await operator.create_workspace(s, now, f"Bench {new_id('x')}", plan_id="agency")
                 brand = await operator.create_brand(s, now, ws, "Bench brand")
                 accounts = [await operator.connect_integration(s, now, brand, p) for p in PLATFORMS]
-                await operator.create_key(s, now, ws, "bench", ALL_SCOPES)
+                await operator.create_key(s, now, ws, "bench", ALL_SCOPES, role="admin")
             item_id, scheduled = await _seed(rt, schedules, accounts, {
                 "instagram_settings": {"media_ids": [], "post_type": "GRID_POST"},
                 "facebook_settings": {"media_ids": [], "post_type": "FB_TEXT"},

@@ -61,7 +61,7 @@ async def main(repeat: int, width: int, height: int) -> None:
             ws = await operator.create_workspace(s, now, "Bench", plan_id="agency")
             brand = await operator.create_brand(s, now, ws, "Bench brand")
             ig = await operator.connect_integration(s, now, brand, "instagram", username="bench")
-            _key, secret = await operator.create_key(s, now, ws, "bench", ALL_SCOPES)
+            _key, secret = await operator.create_key(s, now, ws, "bench", ALL_SCOPES, role="admin")
             source = Media(id=new_id("med"), workspace_id=ws.id, brand_id=brand.id, file_name="wide.jpg",
                            content_type="image/jpeg", status="completed", source="upload", kind="image",
                            width=width, height=height, size=len(data), sha256=hashlib.sha256(data).hexdigest(),

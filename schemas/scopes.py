@@ -53,6 +53,25 @@ PUBLISH_SCOPE = BY_NAME["publish:execute"].name
 ROLES: tuple[str, ...] = ("member", "admin", "super_admin")
 ADMIN_ROLES: tuple[str, ...] = ("admin", "super_admin")
 
+# The most a key may hold, by its owner's role. Members may prepare and hold work but not publish, and never hold
+# the sensitive scopes (credential-affecting, community, admin marketing); admins hold everything. Key creation
+# (tools/operator/actions.py `create_key`, behind the CLI, the console and MCP sign-in) refuses anything beyond.
+ROLE_SCOPES: dict[str, tuple[str, ...]] = {
+    "member": tuple(s.name for s in SCOPES if s.name != PUBLISH_SCOPE and not s.sensitive),
+    "admin": ALL_SCOPES,
+    "super_admin": ALL_SCOPES,
+}
+# Scopes whose routes check the owner's role themselves (403 ROLE_REQUIRED, spec Authentication rule 7).
+ROLE_CHECKED_SCOPES = frozenset({"community:read", "community:write", "admin:read", "admin:marketing"})
+
+
+def usable_scopes(scopes: list[str] | tuple[str, ...] | frozenset[str], role: str) -> frozenset[str]:
+    """What a key may use: its scopes within its owner's role. A key stored with more (made before key creation
+    refused it) loses the rest at authentication, so a member's key never publishes; the role-checked scopes
+    are kept for the routes' own ROLE_REQUIRED answer."""
+    allowed = ROLE_SCOPES.get(role, ())
+    return frozenset(s for s in scopes if s in allowed or s in ROLE_CHECKED_SCOPES)
+
 
 def parse_scopes(text: str) -> tuple[str, ...]:
     """`all` or a comma list, validated against the table; returned in table order."""

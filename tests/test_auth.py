@@ -63,7 +63,7 @@ async def test_every_brand_endpoint_hides_other_brands(world) -> None:
 
 async def test_admin_routes_need_an_admin_owner(world) -> None:
     env = world.env
-    member = await env.key(world.ws, role="member", name="member with all scopes")
+    member = await env.key_beyond_role(world.ws, ALL_SCOPES, name="member with all scopes (made before keys were bounded)")
     for ep in (e for e in KEYED if e.roles):
         err = assert_envelope(await send(env, ep, url_for(ep, world.brand_a.id), member), 403, "ROLE_REQUIRED")
         assert set(err["details"]["required_roles"]) == set(ep.roles)
@@ -106,3 +106,24 @@ async def test_restricted_key_reads_its_own_brand(world) -> None:
     listed = (await env.rest.get("/v1/brands", headers=env.auth(world.key_b_only))).json()
     assert [b["id"] for b in listed["data"]] == [world.brand_b.id]
     assert listed["pagination"] == {"page": 1, "limit": 50, "has_more": False}
+
+
+def test_role_checked_scopes_are_those_of_the_role_gated_routes() -> None:
+    """usable_scopes keeps exactly the scopes whose routes answer ROLE_REQUIRED themselves."""
+    from schemas.scopes import ROLE_CHECKED_SCOPES
+
+    gated = {s for e in KEYED if e.roles for s in e.scopes}
+    ungated = {s for e in KEYED if not e.roles for s in e.scopes}
+    assert gated == ROLE_CHECKED_SCOPES and not ROLE_CHECKED_SCOPES & ungated
+
+
+async def test_a_members_key_made_beyond_its_role_never_publishes(world) -> None:
+    """A member's key stored with publish:execute (made before key creation refused it) cannot use it."""
+    env = world.env
+    legacy = await env.key_beyond_role(world.ws, ALL_SCOPES, name="member key from before issue 27")
+    context = (await env.rest.get("/v1/context", headers=env.auth(legacy))).json()["data"]
+    assert "publish:execute" not in context["api_key"]["scopes"]
+    resp = await env.rest.post(f"/v1/brands/{world.brand_a.id}/schedules/sch_x/approve",
+                               json={"confirm_schedule_id": "sch_x"},
+                               headers=env.auth(legacy, **{"Idempotency-Key": "k1"}))
+    assert_envelope(resp, 403, "INSUFFICIENT_SCOPE")

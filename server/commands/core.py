@@ -12,7 +12,7 @@ from schemas.scopes import parse_scopes
 from server.cli import add_json_flag, emit, run_with_runtime, subcommands
 from server.console import identity
 from storage.migrate import check_current, display_url, upgrade
-from storage.tables.accounts import Workspace
+from storage.tables.accounts import User, Workspace
 from storage.tables.brands import Brand
 from tools.brands import older_brand
 from tools.networks import secrets as networks_secrets
@@ -117,8 +117,8 @@ async def cmd_brands_create(args: argparse.Namespace, rt: Runtime) -> None:
 
 async def cmd_keys_create(args: argparse.Namespace, rt: Runtime) -> None:
     await check_current(rt.db)
-    try:
-        scopes = parse_scopes(args.scopes)
+    try:  # `all`: every scope the owner's role allows (a key never holds more than its role)
+        scopes = None if args.scopes.strip() == "all" else parse_scopes(args.scopes)
     except ValueError as exc:
         raise operator.OperatorError(str(exc)) from exc
     brand_ids = [b.strip() for b in args.brands.split(",") if b.strip()] if args.brands else None
@@ -126,8 +126,11 @@ async def cmd_keys_create(args: argparse.Namespace, rt: Runtime) -> None:
         ws = await operator.default_workspace(session, args.workspace)
         key, secret = await operator.create_key(session, rt.clock.now(), ws, args.name, scopes, brand_ids=brand_ids,
                                                 role=args.role, user_id=args.user)
-    emit(args, key_out(key, secret, args.role),
-         f"API key {key.name} ({key.id}), role {args.role}, scopes: {', '.join(key.scopes)}\n"
+        owner = await session.get(User, key.user_id)
+        assert owner is not None
+        role = owner.role
+    emit(args, key_out(key, secret, role),
+         f"API key {key.name} ({key.id}), role {role}, scopes: {', '.join(key.scopes)}\n"
          f"Secret (shown once, store it now):\n  {secret}")
 
 
@@ -184,10 +187,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     keys = subcommands(sub, "keys")
     p = keys.add_parser("create", help="create an API key; the secret is printed once")
     p.add_argument("--name", required=True)
-    p.add_argument("--scopes", required=True, help="comma-separated scopes, or `all`")
+    p.add_argument("--scopes", required=True,
+                   help="comma-separated scopes, or `all` (every scope the owner's role allows)")
     p.add_argument("--brands", help="comma-separated brand IDs to restrict the key to")
-    p.add_argument("--role", default="member", choices=["member", "admin", "super_admin"],
-                   help="role of the key's owner (default member)")
+    p.add_argument("--role", choices=["member", "admin", "super_admin"],
+                   help="role of the new owner (default member); with --user it must be that user's role, "
+                        "which a key never changes")
     p.add_argument("--user", help="existing user ID to own the key (default: a new user)")
     p.add_argument("--workspace", help="workspace ID (needed when there are several)")
     add_json_flag(p)

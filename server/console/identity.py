@@ -3,7 +3,7 @@
 A console user is a `users` row with a `ConsoleLogin` (email + argon2id hash) and its own API key row, created
 with it and never shown. Every console action that the API also offers is dispatched with a `Caller` built from
 that key, so authority, brand visibility, idempotency and audit fields (`approved_by_key`) are the API's own.
-The key's scopes follow the user's role (`ROLE_SCOPES`).
+The key's scopes follow the user's role (`schemas.scopes.ROLE_SCOPES`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
-from schemas.scopes import ADMIN_ROLES, ALL_SCOPES, BY_NAME, ROLES
+from schemas.scopes import ADMIN_ROLES, ROLE_SCOPES, ROLES
 from storage.tables.accounts import ApiKey, User, Workspace
 from storage.tables.console import ConsoleLogin, ConsoleSession
 from tools.operator import actions as operator
@@ -32,14 +32,6 @@ if TYPE_CHECKING:
 SESSION_LIFETIME = timedelta(hours=12)
 MIN_PASSWORD = 10
 MAX_PASSWORD = 1024  # argon2 hashes anything; the bound stops a megabyte "password" from costing CPU
-
-# Members may prepare and hold work but not publish, and never hold the sensitive scopes (credential-affecting,
-# community, admin marketing); admins hold everything. One table, read by `users create` and key creation.
-ROLE_SCOPES: dict[str, tuple[str, ...]] = {
-    "member": tuple(s for s in ALL_SCOPES if s != "publish:execute" and not BY_NAME[s].sensitive),
-    "admin": ALL_SCOPES,
-    "super_admin": ALL_SCOPES,
-}
 
 # Verified when the email is unknown, so timing does not tell (the result is refused whatever it is): a hash of a
 # discarded random secret, written here rather than hashed at import, which cost every `socialpub` command

@@ -63,7 +63,7 @@ async def test_scope_and_role_refusals_write_nothing(s) -> None:
     env = s.env
     brand = await create_prospect(env, s.admin)
     counts = await env.row_counts()
-    member = await env.key(s.ws, role="member", name="member with every scope")
+    member = await env.key_beyond_role(s.ws, ALL_SCOPES, name="member with every scope")
     super_admin = await env.key(s.ws, role="super_admin", scopes=["admin:read"], name="super admin reader")
     for ep in ADMIN:
         without = await env.key(s.ws, role="admin", scopes=[x for x in ALL_SCOPES if x not in ep.scopes],

@@ -6,6 +6,7 @@ import pytest
 from sqlmodel import select
 
 from schemas.community import MAX_COMMENTS_PER_POST
+from schemas.scopes import ALL_SCOPES
 from storage.tables.community import CommunityPost
 from tools import community
 from tools.services.auth import Caller
@@ -250,7 +251,7 @@ async def test_workspace_scope_roles_and_scopes(world) -> None:
     # super_admin works like admin in its own workspace
     assert (await create(env, outsider)).status_code == 201
 
-    member = await env.key(world.ws, role="member", name="member")
+    member = await env.key_beyond_role(world.ws, ALL_SCOPES, name="member")
     resp = await env.rest.get(BASE, headers=env.auth(member))
     assert resp.status_code == 403 and resp.json()["error"]["code"] == "ROLE_REQUIRED"
     reader = await env.key(world.ws, role="admin", scopes=["community:read"], name="reader")

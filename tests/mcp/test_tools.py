@@ -9,6 +9,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from schemas.scopes import ROLE_SCOPES
 from server.mcp_server import tools as mcp_tools
 from server.mcp_server.app import McpApp
 from server.mcp_server.selection import Selection, SelectionError, decode_cursor, encode_cursor, parse_toolsets
@@ -155,7 +156,7 @@ async def test_role_gated_tools_are_hidden_from_members(world, monkeypatch) -> N
                                 "name": "create_admin_probe", "path": "/v1/admin-probe", "roles": ("admin",)})
     real = catalogue.endpoints()
     monkeypatch.setattr(catalogue, "endpoints", lambda: (*real, admin_only))
-    member = await world.env.key(world.ws, role="member")
+    member = await world.env.key(world.ws, scopes=ROLE_SCOPES["member"], role="member")
     async with in_memory(world.env, member) as client:
         assert "create_admin_probe" not in {t.name for t in (await all_tools(client))[0]}
     async with in_memory(world.env, world.full_key) as client:  # admin

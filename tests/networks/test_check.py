@@ -34,7 +34,7 @@ X_REFRESH = "planted-x-refresh-token-91c2"
 def _env(env, **more: str) -> dict[str, str]:
     out = {k: v for k, v in os.environ.items() if not k.startswith("SOCIALPUB_")}
     out.update(SOCIALPUB_HOME=str(env.rt.settings.home), SOCIALPUB_DATABASE_URL=env.db.url, SOCIALPUB_RATE_LIMIT="0",
-               **more)
+               SOCIALPUB_FETCH_ALLOW_HOSTS="127.0.0.1", **more)
     if env.rt.settings.secret_keys:
         out["SOCIALPUB_SECRET_KEYS"] = ",".join(env.rt.settings.secret_keys)
     return out

@@ -9,6 +9,7 @@ import pytest
 from sqlmodel import select
 
 from schemas.notifications import CATEGORIES
+from schemas.scopes import ROLE_SCOPES
 from server.cli import main
 from storage.tables.accounts import User
 from storage.tables.notifications import EmailOutbox, Notification
@@ -300,13 +301,14 @@ async def test_outbox_follows_effective_preferences(world) -> None:
 
 async def test_producer_rules_audience_and_dedupe(world) -> None:
     env = world.env
-    admin = user_of(env, world.full_key)
-    await env.key(world.ws, name="member", role="member")
+    # The world's two admins: full_key's owner, and key_b_only's (every scope needs an admin owner).
+    admins = sorted([user_of(env, world.full_key), user_of(env, world.key_b_only)])
+    member = await env.key(world.ws, scopes=ROLE_SCOPES["member"], name="member", role="member")
     res = await produce(env, world.brand_a.id, "planner_needs_you", "planner_action_required", audience="admins")
-    assert res.notifications == 1
+    assert res.notifications == 2
     async with env.db.session(write=False) as s:
         rows = (await s.exec(select(Notification).where(Notification.type == "planner_needs_you"))).all()
-    assert [r.user_id for r in rows] == [admin]
+    assert sorted(r.user_id for r in rows) == admins and user_of(env, member) not in admins
     # unknown users and users of other workspaces are never notified
     other_ws = await env.workspace()
     stranger = await env.key(other_ws, name="stranger")

@@ -245,8 +245,11 @@ async def test_changing_time_resets_state_and_clears_failure_metadata(runs) -> N
     run = await runs.made(approval_status="approved")
     await runs.set(run["id"], failure_reason="The target was not reachable.", status="action_required",
                    blocking_reason={"code": "X", "message": "m", "repair_guidance": "g"})
-    # A key without publish:execute may move an approved run's time: the approval stays.
-    resp = await runs.patch(run["id"], runs.limited, scheduled_at="2026-04-02T10:00:00Z")
+    # Moving an approved run's time needs publish:execute (issue 27; tests/schedules/test_change_authority.py);
+    # with it the approval stays.
+    refused = await runs.patch(run["id"], runs.limited, scheduled_at="2026-04-02T10:00:00Z")
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "INSUFFICIENT_SCOPE"
+    resp = await runs.patch(run["id"], scheduled_at="2026-04-02T10:00:00Z")
     assert resp.status_code == 200, resp.json()
     data = resp.json()["data"]
     assert data["status"] == "ready_for_processing" and data["failure_reason"] is None

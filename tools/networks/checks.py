@@ -27,7 +27,7 @@ from schemas.time import iso, parse_timestamp
 from storage import vault
 from storage.tables.integrations import Integration
 from tools.runtime import Runtime
-from tools.services.accounts import account_of
+from tools.services.accounts import account_of, outbound
 
 CHECK_TIMEOUT_S = 30.0  # the whole check: every lookup of one adapter
 EXPIRY_WARNING_DAYS = 7  # a token that cannot refresh and expires this soon is a warning
@@ -174,7 +174,8 @@ async def check_integration(rt: Runtime, integration_id: str, *, workspace_id: s
         return evaluate(integration, result, needed, covers, now)
     timed_out = False
     result = CheckResult()
-    with anyio.move_on_after(CHECK_TIMEOUT_S) as scope:  # outside any transaction: network calls
+    # outside any transaction: network calls, through the same address policy as every adapter call
+    with anyio.move_on_after(CHECK_TIMEOUT_S) as scope, outbound(rt.settings):
         result = await provider.check(account)
     if scope.cancelled_caught:
         timed_out = True

@@ -17,7 +17,7 @@ from schemas.ids import new_id
 from schemas.plans import DEFAULT_PLAN_ID, PLAN_IDS
 from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
 from schemas.platforms import PLATFORMS
-from schemas.scopes import ALL_SCOPES, ROLES
+from schemas.scopes import ALL_SCOPES, ROLE_SCOPES, ROLES
 from schemas.scopes import BY_NAME as SCOPES_BY_NAME
 from storage import vault
 from storage.tables.accounts import ApiKey, User, Workspace
@@ -90,13 +90,18 @@ async def create_brand(session: AsyncSession, now: datetime, workspace: Workspac
 
 
 async def create_key(
-    session: AsyncSession, now: datetime, workspace: Workspace, name: str, scopes: tuple[str, ...],
-    brand_ids: list[str] | None = None, role: str = "member", user_id: str | None = None,
+    session: AsyncSession, now: datetime, workspace: Workspace, name: str, scopes: tuple[str, ...] | None,
+    brand_ids: list[str] | None = None, role: str | None = None, user_id: str | None = None,
 ) -> tuple[ApiKey, str]:
-    """Returns the stored key and its secret, which is never retrievable again."""
-    if role not in ROLES:
+    """Returns the stored key and its secret, which is never retrievable again.
+
+    The owner is `user_id` (its role is never changed here: a `role` that differs is refused) or a new user with
+    `role` (default member). A key never holds more than its owner's role allows (`ROLE_SCOPES`): a scope beyond
+    it is refused; `scopes=None` means every scope the role allows. Every path that makes keys (the CLI, the
+    console, MCP sign-in) comes through here."""
+    if role is not None and role not in ROLES:
         raise OperatorError(f"role must be one of {', '.join(ROLES)}")
-    unknown = [s for s in scopes if s not in SCOPES_BY_NAME]
+    unknown = [s for s in scopes or () if s not in SCOPES_BY_NAME]
     if unknown:
         raise OperatorError(f"unknown scopes: {', '.join(unknown)}")
     if brand_ids is not None:
@@ -107,21 +112,29 @@ async def create_key(
         missing = sorted(set(brand_ids) - found)
         if missing:
             raise OperatorError(f"no brand {', '.join(missing)} in workspace {workspace.id}")
+    user = None
     if user_id:
         user = await session.get(User, user_id)
         if user is None or user.workspace_id != workspace.id:
             raise OperatorError(f"no user {user_id} in workspace {workspace.id}")
-        if user.role != role:
-            user.role = role
-            user.updated_at = now
-    else:
-        user = User(id=new_id("usr"), workspace_id=workspace.id, name=f"{name} owner", role=role,
+        if role is not None and role != user.role:
+            raise OperatorError(f"user {user_id} has role {user.role}, not {role}: creating a key never changes a "
+                                f"role (omit --role to use {user.role})")
+    owner_role = user.role if user is not None else role or "member"
+    allowed = ROLE_SCOPES.get(owner_role, ())
+    beyond = [s for s in ALL_SCOPES if s in (scopes or ()) and s not in allowed]
+    if beyond:
+        raise OperatorError(f"role {owner_role} cannot hold scope {', '.join(beyond)}: drop it, or give the key an "
+                            "admin owner (--role admin for a new owner, or --user ID of an admin)")
+    if user is None:
+        user = User(id=new_id("usr"), workspace_id=workspace.id, name=f"{name} owner", role=owner_role,
                     created_at=now, updated_at=now)
         session.add(user)
         await session.flush()  # no ORM relationships order the inserts, so the owner goes first
+    granted = allowed if scopes is None else scopes
     secret = new_secret()
     key = ApiKey(id=new_id("key"), workspace_id=workspace.id, user_id=user.id, name=name, key_hash=hash_key(secret),
-                 key_hint=key_hint(secret), scopes=[s for s in ALL_SCOPES if s in scopes],
+                 key_hint=key_hint(secret), scopes=[s for s in ALL_SCOPES if s in granted],
                  brand_ids=sorted(brand_ids) if brand_ids is not None else None, created_at=now, updated_at=now)
     session.add(key)
     await session.flush()

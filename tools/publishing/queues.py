@@ -2,14 +2,16 @@
 the content-usage probe ("queued").
 
 Authority: queue writes need only schedule:write, so a queue never publishes on its own. `approved_by_key`
-records whether the key that last set content_item_ids, integration_ids or loop held publish:execute; only
-then (and while that key is unrevoked and still holds the scope) are the Schedules a queue makes approved,
-otherwise they are held as pending_review. Slot times: docs/queues.md.
+records whether the key that last changed when, where or what the queue publishes (every field but its name;
+pausing keeps it) held publish:execute (tools/schedules/authority.py, `renew_queue_approval`); only then (and
+while that key is unrevoked and still holds the scope) are the Schedules a queue makes approved, otherwise
+they are held as pending_review. Slot times: docs/queues.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from copy import copy
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -31,6 +33,7 @@ from storage.tables.publishing import Schedule
 from storage.tables.queues import Queue
 from tools.endpoint import Call, Endpoint
 from tools.publishing.runs import check_ids
+from tools.schedules.authority import QUEUE_COVERED, renew_queue_approval
 from tools.schedules.preflight import run_preflight
 from tools.schedules.rows import new_schedule
 
@@ -38,8 +41,6 @@ TICK_BATCH = 50  # due queues handled per tick transaction
 # A queue whose Schedules are held for review gets its next slot's Schedule this far ahead (one at a time), so
 # a reviewer can approve it before it is due (approval takes only future Schedules). docs/queues.md.
 HOLD_AHEAD = timedelta(days=7)
-# Fields whose setting decides whether the queue's Schedules are approved: what is posted, where, how often.
-AUTHORITY_FIELDS = ("content_item_ids", "integration_ids", "loop")
 SLOT_FIELDS = ("mode", "times_of_day", "timezone", "interval_minutes", "start_at", "active", "content_item_ids",
                "loop", "skip_count")
 
@@ -119,12 +120,6 @@ def check_mode(q: Queue, code: str) -> None:
                                                                        "40320).")])
 
 
-def set_authority(call: Call, q: Queue) -> None:
-    assert call.caller is not None
-    q.set_by_key = call.caller.key_id
-    q.approved_by_key = call.caller.key_id if call.has_scopes(PUBLISH_SCOPE) else None
-
-
 # -- routes -------------------------------------------------------------------------------------------------
 
 async def list_queues(call: Call, req: sq.BrandPath) -> list[dict[str, Any]]:
@@ -165,7 +160,7 @@ async def create_queue(call: Call, req: sq.CreateQueueRequest) -> dict[str, Any]
     await check_content(call.session, call.brand_id, req.content_item_ids)
     if q.mode == "interval" and q.start_at is None:
         q.start_at = call.now + timedelta(minutes=q.interval_minutes or 0)
-    set_authority(call, q)
+    renew_queue_approval(call, q, QUEUE_COVERED)  # a new queue: approved only by a key holding publish:execute
     arm(q, call.now)
     call.session.add(q)
     await call.session.flush()
@@ -181,6 +176,7 @@ async def update_queue(call: Call, req: sq.UpdateQueueRequest) -> dict[str, Any]
         raise ApiError("MALFORMED_REQUEST", "Send at least one field to change.",
                        issues=[issue("$", "EMPTY_UPDATE", "Send at least one field of the queue to change.")])
     q = await load_queue(call, req.queue_id, lock=True)
+    before = {name: copy(getattr(q, name)) for name in QUEUE_COVERED}
     if "integration_ids" in provided:
         await check_ids(call.session, call.brand_id, integration_ids=req.integration_ids)
     if "content_item_ids" in provided:
@@ -199,8 +195,7 @@ async def update_queue(call: Call, req: sq.UpdateQueueRequest) -> dict[str, Any]
     check_mode(q, "DOMAIN_VALIDATION_FAILED")
     if q.mode == "interval" and q.start_at is None:
         q.start_at = call.now + timedelta(minutes=q.interval_minutes or 0)
-    if provided & set(AUTHORITY_FIELDS):
-        set_authority(call, q)
+    renew_queue_approval(call, q, {name for name in QUEUE_COVERED if getattr(q, name) != before[name]}, provided)
     if provided & set(SLOT_FIELDS):
         arm(q, call.now)
     q.updated_at = call.now
@@ -366,8 +361,9 @@ ENDPOINTS = [
         request=sq.UpdateQueueRequest, response=sq.QueueOut, scopes=("schedule:write",), open_world=True,
         title="Update queue",
         summary="Change a queue's fields; only the given fields change and next_run_at is recomputed.",
-        guidance="Calls no provider. Setting content_item_ids, integration_ids or loop records this key's publish "
-                 "authority: without publish:execute the queue's next Schedules are held for review.",
+        guidance="Calls no provider. Changing when, where or what it posts (any field but name; pausing is "
+                 "free) records this key's publish authority: without publish:execute the queue's next "
+                 "Schedules are held for review.",
     ),
     Endpoint(
         name="delete_queue", method="DELETE", path=ONE, toolset="publishing", handler=delete_queue,

@@ -4,7 +4,8 @@ A publish run IS a Schedule row: creating one calls `tools.schedules.rows.new_sc
 and every Schedule of the brand (whatever made it) is listed here. Status in the older vocabulary:
 unsent (action_required, scheduled) -> ready_for_processing; publishing -> processing; published,
 partially_published, failed and cancelled as themselves. Admission is the Schedule rule: IDs of the brand
-(422 field issues), then preflight (422 PREFLIGHT_BLOCKED); approved needs publish:execute (403). A run
+(422 field issues), then preflight (422 PREFLIGHT_BLOCKED); approved needs publish:execute (403), and so does
+changing the time, content or targets of a run that stays approved (tools/schedules/authority.py). A run
 that is executing or has run is never changed or deleted (409 CONFLICT). See docs/queues.md.
 """
 
@@ -28,6 +29,7 @@ from storage.tables.publishing import UNSENT_STATUSES, Schedule
 from tools.content.rules import media_ids
 from tools.endpoint import Call, Endpoint, Reply
 from tools.media.items import asset_url
+from tools.schedules.authority import record_approver, require_change_authority
 from tools.schedules.preflight import require_schedulable
 from tools.schedules.rows import held_state, new_schedule
 
@@ -106,14 +108,10 @@ async def check_ids(session: AsyncSession, brand_id: str, *, content_item_id: st
 
 
 async def _admit(call: Call, *, content_item_id: str, integration_ids: list[str], scheduled_at: Any,
-                 approval_status: str, approved_earlier: bool = False) -> None:
-    """The Schedule admission rule: preflight must not block (same check as create_schedule).
-
-    `approved_earlier`: the run keeps an approval a publish:execute holder gave (only its time moves), so the
-    caller's own lack of publish:execute is not a blocker."""
-    scopes = call.scopes | {PUBLISH_SCOPE} if approved_earlier else call.scopes
+                 approval_status: str) -> None:
+    """The Schedule admission rule: preflight must not block (same check as create_schedule)."""
     await require_schedulable(call, content_item_id=content_item_id, integration_ids=integration_ids,
-                              scheduled_at=scheduled_at, approval_status=approval_status, scopes=scopes)
+                              scheduled_at=scheduled_at, approval_status=approval_status)
 
 
 
@@ -182,26 +180,26 @@ async def update_publish_run(call: Call, req: sq.UpdatePublishRunRequest) -> dic
                                            ("integration_ids", list(s.integration_ids), integration_ids),
                                            ("scheduled_at", s.scheduled_at, when),
                                            ("approval_status", s.approval_status, approval)) if old != new}
-    # An approval covers what and where: approving, or changing the content or targets of a run that stays
-    # approved, needs publish:execute (fails closed). Moving the time keeps the approval (like reschedule).
-    newly_approved = approval == "approved" and ("approval_status" in changed or
-                                                 changed & {"content_item_id", "integration_ids"})
-    if newly_approved:
-        call.require_scopes(PUBLISH_SCOPE, reason=" to approve this publish run or change what or where an approved "
-                                                  "run publishes; send approval_status pending_review to hold it")
+    # Approving needs publish:execute; so does changing when, where or what a run that stays approved publishes
+    # (tools/schedules/authority.py, the rule every route follows). Both fail closed.
+    if approval == "approved" and "approval_status" in changed:
+        call.require_scopes(PUBLISH_SCOPE, reason=" to approve this publish run (it publishes to connected "
+                                                  "accounts); send approval_status pending_review to hold it")
+    require_change_authority(call, s, changed, approved_after=approval == "approved", what="publish run")
     await check_ids(call.session, call.brand_id,
                     content_item_id=req.content_item_id if "content_item_id" in provided else None,
                     integration_ids=req.integration_ids if "integration_ids" in provided else None)
     if changed and (approval == "approved" or changed & set(RESET_FIELDS)):
         # Holding or rejecting alone is always allowed; anything else must still pass the Schedule rule.
         await _admit(call, content_item_id=content_item_id, integration_ids=integration_ids, scheduled_at=when,
-                     approval_status=approval, approved_earlier=approval == "approved" and not newly_approved)
+                     approval_status=approval)
     if changed:
         s.content_item_id, s.integration_ids, s.scheduled_at = content_item_id, integration_ids, when
-        if "approval_status" in changed or newly_approved:
-            s.approval_status = approval
-            s.approved_by_key = call.caller.key_id if approval == "approved" else None
-            s.approved_at = call.now if approval == "approved" else None
+        s.approval_status = approval
+        if approval == "approved":  # the caller holds publish:execute (checked above) and approves it as it is now
+            record_approver(call, s)
+        else:
+            s.approved_by_key, s.approved_at = None, None
         if changed & set(RESET_FIELDS) or "approval_status" in changed:
             # Back to ready_for_processing (held or scheduled by approval), prior failure metadata cleared.
             s.status, s.blocking_reason = held_state(s.approval_status)
@@ -251,8 +249,9 @@ ENDPOINTS = [
         title="Update publish run",
         summary="Change a publish run's content item, time, targets or approval; only the given fields change, "
                 "and changing the time, content or targets returns it to ready_for_processing.",
-        guidance="Calls no provider. 409 once the run is processing or has run. Approving, or changing the content "
-                 "or targets of an approved run, needs publish:execute.",
+        guidance="Calls no provider. 409 once the run is processing or has run. Approving, or changing the time, "
+                 "content or targets of an approved run, needs publish:execute (or send approval_status "
+                 "pending_review with the change to hold it).",
     ),
     Endpoint(
         name="delete_publish_run", method="DELETE", path=ONE, toolset="publishing", handler=delete_publish_run,

@@ -36,6 +36,7 @@ from storage.tables.publishing import (
 )
 from tools.endpoint import Call, Endpoint
 from tools.links import link
+from tools.schedules.authority import record_approver, require_change_authority
 from tools.schedules.preflight import require_schedulable
 from tools.schedules.rows import new_schedule
 from tools.services import signing
@@ -263,10 +264,15 @@ async def reschedule_schedule(call: Call, req: out.RescheduleRequest) -> dict[st
     await _refuse_if_run(call, row, "rescheduled")
     _refuse_if_cancelled(row, "rescheduled")
     when = parse_timestamp(req.scheduled_at)
+    # The endpoint already requires publish:execute (spec, Authentication rule 6); the shared rule stays the one
+    # place that says so for every route that moves an approved post.
+    require_change_authority(call, row, {"scheduled_at"}, approved_after=row.approval_status == "approved")
     # Readiness at the new time, for the approval the Schedule has: a past time, a disconnected target or
     # content that no longer passes is refused with the preflight blockers.
     await _ready(call, row, when, row.approval_status)
     row.scheduled_at = when
+    if row.approval_status == "approved":
+        record_approver(call, row)
     row.updated_at = call.now
     call.session.add(row)
     await call.session.flush()

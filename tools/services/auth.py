@@ -20,6 +20,7 @@ from sqlmodel import select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.errors import ApiError
+from schemas.scopes import usable_scopes
 from storage.tables.accounts import ApiKey, User, Workspace
 
 KEY_PREFIX = "socialpub_live_"
@@ -97,7 +98,7 @@ async def authenticate(session: AsyncSession, token: str | None) -> Caller:
     key_id, key_name, scopes, brand_ids, last_used_at, _, user_id, role, workspace_id, workspace_name = row
     return Caller(
         key_id=key_id, key_name=key_name, workspace_id=workspace_id, workspace_name=workspace_name,
-        user_id=user_id, role=role, scopes=frozenset(scopes),
+        user_id=user_id, role=role, scopes=usable_scopes(scopes, role),
         brand_ids=frozenset(brand_ids) if brand_ids is not None else None, last_used_at=last_used_at,
     )
 
