@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from pathlib import Path
@@ -22,6 +23,14 @@ def parse_duration(value: str) -> float:
     if value and value[-1] in _UNITS:
         return float(value[:-1]) * _UNITS[value[-1]]
     return float(value)
+
+
+def parse_proxies(value: str) -> tuple[str, ...]:
+    """`SOCIALPUB_TRUSTED_PROXIES` / `serve --forwarded-allow-ips`: comma-separated addresses or networks;
+    `none` trusts no proxy at all (not even loopback)."""
+    if value.strip().lower() == "none":
+        return ()
+    return tuple(p.strip() for p in value.split(",") if p.strip())
 
 
 class Settings(BaseModel):
@@ -49,6 +58,9 @@ class Settings(BaseModel):
     api_key: str | None = None  # stdio MCP and single-user local HTTP MCP
     # Host names MCP over HTTP accepts besides loopback (DNS rebinding protection), e.g. mcp.example.com.
     allowed_hosts: tuple[str, ...] = ()
+    # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (IP addresses or CIDR networks): a request
+    # from any other peer is that peer, whatever it sends. Default: loopback only (a proxy on this machine).
+    trusted_proxies: tuple[str, ...] = ("127.0.0.1", "::1")
     worker_enabled: bool = True
     # Validate every success payload against its declared response schema (tests turn this on).
     validate_responses: bool = False
@@ -76,6 +88,18 @@ class Settings(BaseModel):
         if value and not re.match(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^?#]*)?$", value):
             raise ValueError("SOCIALPUB_MEDIA_STORE must look like s3://bucket or s3://bucket/prefix")
         return value or None
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_are_addresses(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        # uvicorn takes a malformed entry as a literal host name that never matches: refuse it at start-up.
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry)
+            except ValueError:
+                raise ValueError(f"trusted proxies must be IP addresses or networks (10.0.0.5, 10.0.0.0/24, "
+                                 f"fd00::/8), not {entry[:60]!r}") from None
+        return value
 
     @property
     def resolved_media_url(self) -> str:
@@ -115,6 +139,8 @@ class Settings(BaseModel):
         if env.get("SOCIALPUB_ALLOWED_HOSTS"):
             values["allowed_hosts"] = tuple(
                 h.strip().lower() for h in env["SOCIALPUB_ALLOWED_HOSTS"].split(",") if h.strip())
+        if env.get("SOCIALPUB_TRUSTED_PROXIES"):
+            values["trusted_proxies"] = parse_proxies(env["SOCIALPUB_TRUSTED_PROXIES"])
         if env.get("SOCIALPUB_API_KEY"):
             values["api_key"] = env["SOCIALPUB_API_KEY"]
         if env.get("SOCIALPUB_WORKER", "").lower() in ("0", "false", "off", "no"):

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 from starlette.applications import Starlette
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from schemas.settings import Settings
 from server import health, metrics, mounts
@@ -54,6 +55,11 @@ def build_app(rt: Runtime, *, run_worker: bool | None = None, check_schema: bool
         if hasattr(module, "lifespan"):
             lifespans.append(module.lifespan)
     app = rest_app(dispatcher, extra_routes=routes, lifespan=lifespan)
+    # Outermost: every route and limit sees the client a trusted proxy named (the rightmost X-Forwarded-For entry
+    # that is not itself a trusted proxy), or the peer when the peer is not a trusted proxy. Here rather than in
+    # uvicorn's config so that `serve` and an in-process app resolve clients alike; `serve` runs uvicorn with its
+    # own proxy handling off, so the headers are read once.
+    app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(rt.settings.trusted_proxies))
     app.state.runtime = rt
     app.state.dispatcher = dispatcher
     return app

@@ -59,6 +59,13 @@ class RateLimiter:
         self._buckets[bucket] = (tokens - 1.0, now)
         return None
 
+    def refund(self, bucket: str) -> None:
+        """Give back a token `check` took (the attempt turned out not to count, e.g. a right password)."""
+        if bucket in self._buckets and self.rate:
+            now = self.clock()
+            tokens, last = self._buckets[bucket]
+            self._buckets[bucket] = (min(self.capacity, tokens + (now - last) * self.rate + 1.0), now)
+
     def refusal(self, bucket: str) -> Response | None:
         """For public (keyless) pages: a plain 429 with Retry-After when `bucket` is over budget, else None."""
         wait = self.check(bucket)

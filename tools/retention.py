@@ -5,6 +5,7 @@
   run yet; the tick only reclaims the space.
 - Finished jobs: `done` after JOB_DONE_DAYS, `failed` after JOB_FAILED_DAYS (kept longer for diagnosis).
 - Rate-limit counters (`SOCIALPUB_RATE_LIMIT_STORAGE=database`) whose window ended.
+- Spent OAuth codes and rotated refresh tokens (kept to detect a replay) once they would have expired anyway.
 
 Each kind deletes at most BATCH rows per worker pass, found by a read first so an idle pass takes no write lock.
 Notifications, publish history and the sandbox ledger are kept (docs/operations.md, "Retention").
@@ -21,6 +22,7 @@ from sqlmodel import select
 
 from storage.tables.idempotency import IdempotencyRecord
 from storage.tables.jobs import Job
+from storage.tables.oauth import OAuthSpentToken
 from storage.tables.operations import RateLimitCounter
 from tools.runtime import Runtime
 
@@ -57,6 +59,8 @@ async def sweep(rt: Runtime) -> dict[str, int]:
         # Unix time, as the limiter writes it (the limits library counts on the wall clock).
         "rate_limit_counters": await _delete_batch(rt, RateLimitCounter, RateLimitCounter.key,
                                                    RateLimitCounter.expires_at < time.time()),
+        "oauth_spent_tokens": await _delete_batch(rt, OAuthSpentToken, OAuthSpentToken.token_hash,
+                                                  OAuthSpentToken.expires_at < time.time()),
     }
 
 

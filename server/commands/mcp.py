@@ -86,7 +86,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         "every request needs `Authorization: Bearer <API key>`"
     log.info("MCP over %s at http://%s:%s%s; %s; toolsets %s", args.transport, args.host, args.port, path, mode,
              ",".join(toolsets))
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(), lifespan="on")
+    # The same trusted proxies as `serve` (SOCIALPUB_TRUSTED_PROXIES), not uvicorn's FORWARDED_ALLOW_IPS.
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(), lifespan="on",
+                forwarded_allow_ips=list(settings.trusted_proxies))
     return 0
 
 

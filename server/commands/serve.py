@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from schemas.settings import Settings
-from server.cli import add_json_flag, emit, run_with_runtime
+from pydantic import ValidationError
+
+from schemas.settings import Settings, parse_proxies
+from server.cli import add_json_flag, emit, report_error, run_with_runtime
 from server.worker import Worker, freeze_startup_heap
 from storage.migrate import check_current, preflight
 from tools.runtime import Runtime
@@ -22,7 +24,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     overrides: dict[str, object] = {"worker_enabled": False} if args.no_worker else {}
     if args.allowed_hosts:
         overrides["allowed_hosts"] = tuple(h.strip().lower() for h in args.allowed_hosts.split(",") if h.strip())
-    settings = Settings.from_env(**overrides)
+    if args.forwarded_allow_ips is not None:
+        overrides["trusted_proxies"] = parse_proxies(args.forwarded_allow_ips)
+    try:
+        settings = Settings.from_env(**overrides)
+    except ValidationError as exc:
+        return report_error(False, "REFUSED", "; ".join(str(e["msg"]).removeprefix("Value error, ")
+                                                        for e in exc.errors()))
     # Fail fast with the migration message instead of a stack trace from inside uvicorn's lifespan. The check
     # runs on an engine of its own, disposed in its own loop: the served runtime's engine must first connect
     # inside uvicorn's loop (asyncpg connections cannot move between loops).
@@ -32,8 +40,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # h11 with a 1 MiB head buffer: an oversized query string or header block reaches server/rest.py HeadLimits
     # and gets the envelope's 414/431; httptools (uvicorn's default when installed) refuses heads above ~80 KB
     # with a plain-text 400, and h11's default 16 KiB buffer drops the connection.
+    # proxy_headers=False: the app resolves X-Forwarded-For itself, through exactly settings.trusted_proxies.
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(), lifespan="on",
-                log_config=None, **UVICORN_HEAD_OPTIONS)
+                log_config=None, proxy_headers=False, **UVICORN_HEAD_OPTIONS)
     return 0
 
 
@@ -62,6 +71,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-worker", action="store_true", help="do not run the publishing worker in this process")
     p.add_argument("--allowed-hosts", help="comma-separated host names MCP over HTTP accepts besides loopback "
                                            "(DNS rebinding protection; default $SOCIALPUB_ALLOWED_HOSTS)")
+    p.add_argument("--forwarded-allow-ips", metavar="IPS",
+                   help="comma-separated addresses or networks of the proxies whose X-Forwarded-For and "
+                        "X-Forwarded-Proto are believed, or `none` (default $SOCIALPUB_TRUSTED_PROXIES, else "
+                        "loopback only)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("worker")  # help line: server.commands.COMMANDS

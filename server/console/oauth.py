@@ -10,7 +10,11 @@ with PKCE S256, refresh, revocation) speak the protocol; this module is their st
   token is resolved into the same `Caller` as an API key (`resolve_access_token`). Revoking the grant (the
   revocation endpoint, or the key in the console) ends every token of it.
 - Access tokens live `ACCESS_TTL`, refresh tokens `REFRESH_TTL`; a refresh rotates both.
-- RFC 8707: tokens are bound to the `/mcp` resource; another resource indicator is refused.
+- RFC 8707: tokens are bound to the `/mcp` resource; another resource indicator is refused, at `/authorize`
+  and at `/token` (`resource_problem`, checked by server/mounts/oauth.py before the SDK's token handler).
+- Redirect URIs must be https, or http on a loopback host (`redirect_uri_problem`).
+- A code is spent at its exchange and a refresh token at its rotation; either presented again is a replay and
+  revokes its grant's tokens (`OAuthSpentToken`).
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import secrets
 import time
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from mcp.server.auth.provider import (
     AccessToken,
@@ -42,7 +48,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from schemas.ids import new_id
 from schemas.scopes import ALL_SCOPES
 from storage.tables.accounts import ApiKey, User, Workspace
-from storage.tables.oauth import OAuthClient, OAuthCode, OAuthGrant
+from storage.tables.oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthSpentToken
 from tools.operator import actions as operator
 from tools.runtime import Runtime
 from tools.services import signing
@@ -71,6 +77,51 @@ def resource_url(rt: Runtime) -> str:
 
 def resource_metadata_url(rt: Runtime) -> str:
     return rt.settings.public_url.rstrip("/") + "/.well-known/oauth-protected-resource" + MCP_PATH
+
+
+MAX_REDIRECT_URIS = 20
+MAX_URI_LENGTH = 2000
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+# RFC 3986 characters only: a backslash, a space or a control character is where parsers disagree.
+_URI_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
+
+
+def redirect_uri_problem(uri: Any) -> str | None:
+    """Why a client may not register this redirect URI, or None. OAuth 2.1 and RFC 9700 §2.1 / §4.1: an
+    absolute https URI, or http to a loopback host for native apps (RFC 8252 §7.3: 127.0.0.1, [::1], and
+    localhost, which the MCP clients use); no fragment (RFC 6749 §3.1.2), no userinfo, nothing else."""
+    if not isinstance(uri, str) or not uri:
+        return "a redirect URI must be a non-empty string"
+    if len(uri) > MAX_URI_LENGTH or not _URI_CHARS.fullmatch(uri):
+        return f"{uri[:80]!r} is not a valid URI"
+    if "#" in uri:
+        return f"{uri[:80]!r} has a fragment; redirect URIs may not (RFC 6749 §3.1.2)"
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018  (raises on a port out of range)
+    except ValueError:
+        return f"{uri[:80]!r} is not a valid URI"
+    scheme, host = parts.scheme.lower(), (parts.hostname or "")
+    if "@" in parts.netloc:
+        return f"{uri[:80]!r} has user information; redirect URIs may not"
+    if scheme not in ("https", "http") or not uri.lower().startswith(f"{scheme}://") or not host:
+        return f"{uri[:80]!r} is not an https URI (or http on a loopback address)"
+    if scheme == "http" and host not in LOOPBACK_HOSTS:
+        return f"{uri[:80]!r} uses http off loopback; use https, or http://127.0.0.1, http://[::1] or http://localhost"
+    return None
+
+
+def same_resource(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.rstrip("/")
+
+
+def resource_problem(rt: Runtime, requested: list[str], granted: str | None) -> str | None:
+    """RFC 8707 §2: every `resource` a token request names must be the one the grant was authorized for (this
+    server's `/mcp`); None when all are (or none is named)."""
+    for resource in requested:
+        if "#" in resource or not same_resource(resource, granted or resource_url(rt)):
+            return f"this grant covers only {granted or resource_url(rt)}, not {resource[:200]!r}"
+    return None
 
 
 def enabled(rt: Runtime) -> bool:
@@ -157,6 +208,11 @@ class Provider:
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         if client_info.client_id is None:
             raise RegistrationError("invalid_client_metadata", "no client_id")
+        # server/mounts/oauth.py checks the URIs as sent; this holds for any other way in (pydantic's form)
+        for uri in client_info.redirect_uris or []:
+            problem = redirect_uri_problem(str(uri))
+            if problem:
+                raise RegistrationError("invalid_redirect_uri", problem)
         if client_info.client_secret is not None:
             client_info.client_secret = client_secret(self.rt, client_info.client_id)  # what the response shows
         stored = client_info.model_dump(mode="json", exclude={"client_secret"}, exclude_none=True)
@@ -180,7 +236,10 @@ class Provider:
                                       ) -> StoredCode | None:
         async with self.rt.db.session(write=False) as session:
             row = await session.get(OAuthCode, _hash(authorization_code))
-        if row is None or row.client_id != client.client_id:
+        if row is None:
+            await self._replayed(client, authorization_code)
+            return None
+        if row.client_id != client.client_id:
             return None
         return StoredCode(code=authorization_code, scopes=row.scopes, expires_at=row.expires_at,
                           client_id=row.client_id, code_challenge=row.code_challenge, redirect_uri=row.redirect_uri,
@@ -190,25 +249,55 @@ class Provider:
     async def exchange_authorization_code(self, client: OAuthClientInformationFull,
                                           authorization_code: StoredCode) -> OAuthToken:
         now = self.rt.clock.now()
+        tokens = None
         async with self.rt.db.session(write=True) as session:
-            # one use: a code that was already exchanged is gone
+            # one use: a code that was already exchanged is gone (and spent, below)
             gone = await session.exec(delete(OAuthCode).where(OAuthCode.code_hash == _hash(authorization_code.code)))
-            if gone.rowcount != 1:
-                raise TokenError("invalid_grant", "authorization code already used")
-            user = await session.get(User, authorization_code.user_id)
-            ws = await session.get(Workspace, user.workspace_id) if user else None
-            if user is None or ws is None:
-                raise TokenError("invalid_grant", "the user no longer exists")
-            name = (client.client_name or client.client_id or "client")[:150]
-            key, _secret = await operator.create_key(session, now, ws, f"MCP: {name}", tuple(authorization_code.scopes),
-                                                     brand_ids=authorization_code.brand_ids, role=user.role,
-                                                     user_id=user.id)
-            grant = OAuthGrant(id=new_id("ogr"), client_id=client.client_id or "", user_id=user.id, key_id=key.id,
-                               access_hash="", access_expires_at=0, refresh_hash="", refresh_expires_at=0,
-                               resource=authorization_code.resource, created_at=now, updated_at=now)
-            tokens = self._issue(grant, authorization_code.scopes)
-            session.add(grant)
+            if gone.rowcount == 1:
+                user = await session.get(User, authorization_code.user_id)
+                ws = await session.get(Workspace, user.workspace_id) if user else None
+                if user is None or ws is None:
+                    raise TokenError("invalid_grant", "the user no longer exists")
+                name = (client.client_name or client.client_id or "client")[:150]
+                key, _secret = await operator.create_key(session, now, ws, f"MCP: {name}",
+                                                         tuple(authorization_code.scopes),
+                                                         brand_ids=authorization_code.brand_ids, role=user.role,
+                                                         user_id=user.id)
+                grant = OAuthGrant(id=new_id("ogr"), client_id=client.client_id or "", user_id=user.id, key_id=key.id,
+                                   access_hash="", access_expires_at=0, refresh_hash="", refresh_expires_at=0,
+                                   resource=authorization_code.resource, created_at=now, updated_at=now)
+                tokens = self._issue(grant, authorization_code.scopes)
+                session.add(grant)
+                await session.flush()
+                session.add(OAuthSpentToken(token_hash=_hash(authorization_code.code), grant_id=grant.id,
+                                            expires_at=grant.refresh_expires_at))
+        if tokens is None:  # exchanged meanwhile (a concurrent replay): the same as a replay after
+            await self._replayed(client, authorization_code.code)
+            raise TokenError("invalid_grant", "authorization code already used")
         return tokens
+
+    async def _replayed(self, client: OAuthClientInformationFull, token: str) -> None:
+        """A spent code or rotated refresh token presented again by the client it was issued to: someone else
+        holds a copy, so every token of its grant is revoked (RFC 6749 §4.1.2 and §10.5, RFC 9700 §4.14.2)."""
+        if len(token) > 200:
+            return
+        async with self.rt.db.session(write=False) as session:
+            spent = await session.get(OAuthSpentToken, _hash(token))
+            grant = await session.get(OAuthGrant, spent.grant_id) if spent else None
+        if grant is None or grant.client_id != client.client_id or grant.revoked_at is not None:
+            return
+        async with self.rt.db.session(write=True) as session:
+            await self._revoke_grant(session, grant.id)
+
+    async def _revoke_grant(self, session: AsyncSession, grant_id: str) -> None:
+        now = self.rt.clock.now()
+        grant = await session.get(OAuthGrant, grant_id)
+        if grant is None:
+            return
+        grant.revoked_at = grant.revoked_at or now
+        grant.updated_at = now
+        session.add(grant)
+        await operator.revoke_key(session, now, grant.key_id)
 
     def _issue(self, grant: OAuthGrant, scopes: list[str]) -> OAuthToken:
         access, refresh = ACCESS_PREFIX + secrets.token_urlsafe(32), REFRESH_PREFIX + secrets.token_urlsafe(32)
@@ -230,7 +319,10 @@ class Provider:
             return None
         async with self.rt.db.session(write=False) as session:
             found = await self._grant_by(session, OAuthGrant.refresh_hash, refresh_token)
-        if found is None or found[0].client_id != client.client_id or found[0].refresh_expires_at < time.time():
+        if found is None:
+            await self._replayed(client, refresh_token)
+            return None
+        if found[0].client_id != client.client_id or found[0].refresh_expires_at < time.time():
             return None
         grant, key = found
         return StoredRefresh(token=refresh_token, client_id=grant.client_id, scopes=list(key.scopes),
@@ -239,18 +331,23 @@ class Provider:
 
     async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: StoredRefresh,
                                      scopes: list[str]) -> OAuthToken:
+        tokens = None
         async with self.rt.db.session(write=True) as session:
             grant = await session.get(OAuthGrant, refresh_token.grant_id)
-            if grant is None or grant.refresh_hash != _hash(refresh_token.token) or grant.revoked_at is not None:
-                raise TokenError("invalid_grant", "refresh token already used or revoked")
-            # Narrowing on refresh is allowed (the handler refuses widening) and sticks: the key follows.
-            key = await session.get(ApiKey, grant.key_id)
-            if scopes and set(scopes) != set(key.scopes):
-                key.scopes = [s for s in ALL_SCOPES if s in scopes]
-                key.updated_at = self.rt.clock.now()
-                session.add(key)
-            tokens = self._issue(grant, list(key.scopes))
-            session.add(grant)
+            if grant is not None and grant.refresh_hash == _hash(refresh_token.token) and grant.revoked_at is None:
+                # Narrowing on refresh is allowed (the handler refuses widening) and sticks: the key follows.
+                key = await session.get(ApiKey, grant.key_id)
+                if scopes and set(scopes) != set(key.scopes):
+                    key.scopes = [s for s in ALL_SCOPES if s in scopes]
+                    key.updated_at = self.rt.clock.now()
+                    session.add(key)
+                session.add(OAuthSpentToken(token_hash=grant.refresh_hash, grant_id=grant.id,
+                                            expires_at=grant.refresh_expires_at))
+                tokens = self._issue(grant, list(key.scopes))
+                session.add(grant)
+        if tokens is None:  # rotated meanwhile (a concurrent replay) or revoked
+            await self._replayed(client, refresh_token.token)
+            raise TokenError("invalid_grant", "refresh token already used or revoked")
         return tokens
 
     async def load_access_token(self, token: str) -> AccessToken | None:
@@ -264,16 +361,43 @@ class Provider:
         return AccessToken(token=token, client_id=grant.client_id, scopes=list(key.scopes),
                            expires_at=grant.access_expires_at, resource=grant.resource, subject=grant.user_id)
 
+    async def authorized_resource(self, client: OAuthClientInformationFull, grant_type: str, value: str
+                                  ) -> tuple[str | None] | None:
+        """The resource a live code or refresh token of this client was authorized for (in a 1-tuple: it may
+        be None), or None when there is no such code or token."""
+        if len(value) > 200:
+            return None
+        async with self.rt.db.session(write=False) as session:
+            if grant_type == "authorization_code":
+                code = await session.get(OAuthCode, _hash(value))
+                return (code.resource,) if code is not None and code.client_id == client.client_id else None
+            if grant_type == "refresh_token":
+                found = await self._grant_by(session, OAuthGrant.refresh_hash, value)
+                return (found[0].resource,) if found and found[0].client_id == client.client_id else None
+        return None
+
     async def revoke_token(self, token: AccessToken | StoredRefresh) -> None:
         column = OAuthGrant.refresh_hash if isinstance(token, RefreshToken) else OAuthGrant.access_hash
-        now = self.rt.clock.now()
         async with self.rt.db.session(write=True) as session:
             grant = (await session.exec(select(OAuthGrant).where(column == _hash(token.token)))).first()
-            if grant is None:
-                return
-            grant.revoked_at = grant.revoked_at or now
-            session.add(grant)
-            await operator.revoke_key(session, now, grant.key_id)
+            if grant is not None:
+                await self._revoke_grant(session, grant.id)
+
+    async def revoke(self, client: OAuthClientInformationFull, token: str) -> Literal["revoked", "unknown", "foreign"]:
+        """RFC 7009 §2.1 for an authenticated client: revoke the grant of an access or refresh token (its other
+        tokens with it, §2.1's SHOULD). "unknown": no live token has that value (the caller answers 200);
+        "foreign": the token belongs to another client (refused, nothing changed)."""
+        if len(token) > 200 or not token.startswith((ACCESS_PREFIX, REFRESH_PREFIX)):
+            return "unknown"
+        column = OAuthGrant.refresh_hash if token.startswith(REFRESH_PREFIX) else OAuthGrant.access_hash
+        async with self.rt.db.session(write=True) as session:
+            grant = (await session.exec(select(OAuthGrant).where(column == _hash(token)))).first()
+            if grant is None or grant.revoked_at is not None:
+                return "unknown"
+            if grant.client_id != client.client_id:
+                return "foreign"
+            await self._revoke_grant(session, grant.id)
+        return "revoked"
 
 
 async def resolve_access_token(rt: Runtime, token: str) -> Caller | None:

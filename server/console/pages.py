@@ -66,7 +66,7 @@ def scope_groups() -> list[tuple[str, list[Any]]]:
 
 
 def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
-    throttle = web.Throttle()
+    throttle = web.Throttle(lambda: rt.clock.now().timestamp())
 
     async def signed_in(request: Request) -> SignedIn | None:
         async with rt.db.session(write=False) as session:
@@ -138,11 +138,11 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         except ConsoleError as exc:
             return await sign_in_page(request, exc.message, exc.status)
         email = identity.normalise_email(str(form.get("email") or ""))[:320]
-        client = request.client.host if request.client else ""
-        wait = throttle.wait(email, client)
-        if wait is not None:
-            return await sign_in_page(request, f"Too many sign-in attempts. Try again in {wait} seconds.", 429,
-                                      {"Retry-After": str(wait)})
+        # request.client: the peer, or the client a trusted proxy named (server/app.py)
+        admission = throttle.admit(email, request.client.host if request.client else "")
+        if admission.wait is not None:
+            return await sign_in_page(request, f"Too many sign-in attempts. Try again in {admission.wait} "
+                                               "seconds.", 429, {"Retry-After": str(admission.wait)})
         async with rt.db.session(write=True) as session:
             login = await identity.verify_login(session, email, str(form.get("password") or ""))
             if login is None:
@@ -152,6 +152,7 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
                                                      replacing=request.cookies.get(web.COOKIE))
         if token is None:
             return await sign_in_page(request, "Wrong email or password.", 401)
+        throttle.succeeded(admission)
         target = _safe_next(form.get("next"))
         response = (web.RedirectResponse(target, status_code=303, headers=web.SECURITY_HEADERS) if target
                     else redirect("/"))

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,16 +59,54 @@ class ConsoleError(Exception):
 
 
 class Throttle:
-    """Sign-in attempts: 5 per 5 minutes per email and 30 per 5 minutes per client address (per process)."""
+    """Sign-in attempts, per process, keyed on the client address as resolved through the trusted proxies only
+    (server/app.py) and on the account (docs/decisions.md, "Sign-in throttle"):
 
-    def __init__(self) -> None:
-        self.per_email = RateLimiter(5, 300)
-        self.per_client = RateLimiter(30, 300)
+    - per address: 30 attempts per 5 minutes, right or wrong, over all accounts (guessing many accounts);
+    - per address and account: 5 failures per 5 minutes (guessing one account from one place);
+    - per account: 10 failures per 5 minutes from anywhere. Past that the account is under attack, and an
+      address may try it only if it has not failed on it in the last 15 minutes. A distributed guesser gets
+      one guess per address per 15 minutes, while the real user, from an address that has not been guessing,
+      is still judged on the password: wrong guesses elsewhere never lock out the right one.
 
-    def wait(self, email: str, client: str) -> int | None:
-        waits = [w for w in (self.per_client.check(f"ip:{client}"), self.per_email.check(f"email:{email}"))
-                 if w is not None]
-        return retry_after(max(waits)) if waits else None
+    A right password counts only against the address's overall budget. The clock is the runtime's, so tests
+    step it instead of waiting."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_client = RateLimiter(30, 300, clock)
+        self.per_pair = RateLimiter(5, 300, clock)
+        self.per_account = RateLimiter(10, 300, clock)
+        self.recent = RateLimiter(1, 900, clock)  # address and account: no failure in the last 15 minutes
+
+    def admit(self, email: str, client: str) -> Admission:
+        """Before the password is checked: an admission whose `wait` is None (go on) or the seconds to wait.
+        The failure buckets are charged now (concurrent guesses cannot all pass one check) and refunded by
+        `succeeded`."""
+        pair, account = f"{client}\n{email}", email
+        wait = self.per_client.check(client)
+        if wait is None:
+            wait = self.per_pair.check(pair)
+            if wait is None:
+                under_attack = self.per_account.check(account)
+                stale = self.recent.check(pair)
+                if under_attack is not None and stale is not None:
+                    self.per_pair.refund(pair)
+                    wait = min(under_attack, stale)
+                else:
+                    return Admission(None, [(self.per_pair, pair)]
+                                     + ([(self.per_account, account)] if under_attack is None else [])
+                                     + ([(self.recent, pair)] if stale is None else []))
+        return Admission(retry_after(wait), [])
+
+    def succeeded(self, admission: Admission) -> None:
+        for limiter, bucket in admission.charged:
+            limiter.refund(bucket)
+
+
+@dataclass(frozen=True)
+class Admission:
+    wait: int | None
+    charged: list[tuple[RateLimiter, str]]
 
 
 def is_secure(request: Request, rt: Runtime) -> bool:

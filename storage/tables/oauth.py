@@ -1,4 +1,4 @@
-"""MCP authorization (OAuth 2.1): registered clients, authorization codes and grants.
+"""MCP authorization (OAuth 2.1): registered clients, authorization codes, grants, spent codes and tokens.
 
 A grant is what the user consented to: it owns an API key row (`key_id`) with the granted scopes and brands,
 so a token's authority is exactly an API key's, and revoking that key (console or CLI) ends the grant.
@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Field
+from sqlmodel import Field, SQLModel
 
-from storage.tables._base import Stamped, json_field, utc_field
+from storage.tables._base import TABLE_CONFIG, Stamped, json_field, utc_field
 
 
 class OAuthClient(Stamped, table=True):
@@ -51,3 +51,16 @@ class OAuthGrant(Stamped, table=True):
     refresh_expires_at: int
     resource: str | None = Field(default=None, max_length=2000)
     revoked_at: datetime | None = utc_field(nullable=True)
+
+
+class OAuthSpentToken(SQLModel, table=True):
+    """An authorization code already exchanged or a refresh token already rotated, remembered (by hash) with the
+    grant it belongs to until it would have expired: presenting it again is a replay, and the grant is revoked
+    (RFC 6749 §4.1.2 and §10.5, RFC 9700 §4.14.2). Expired rows are deleted by the retention tick."""
+
+    model_config = TABLE_CONFIG
+    __tablename__ = "oauth_spent_tokens"
+
+    token_hash: str = Field(primary_key=True, max_length=64)
+    grant_id: str = Field(foreign_key="oauth_grants.id", index=True, max_length=40)
+    expires_at: int = Field(index=True)

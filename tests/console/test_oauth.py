@@ -114,10 +114,6 @@ async def test_mcp_authorization_end_to_end(oenv) -> None:
         assert token.status_code == 200, token.text
         tokens = token.json()
         assert tokens["token_type"] == "Bearer" and tokens["expires_in"] > 0 and tokens["refresh_token"]
-        again = await http.post("/token", data={"grant_type": "authorization_code", "code": code,
-                                                "redirect_uri": REDIRECT, "client_id": client_id,
-                                                "code_verifier": verifier})
-        assert again.status_code == 400  # a code works once
 
         # a tool call with the token: the authority is exactly what was granted
         async with http_client(base + "/mcp", tokens["access_token"]) as mcp:
@@ -144,9 +140,8 @@ async def test_mcp_authorization_end_to_end(oenv) -> None:
         # the grant is listed beside API keys; revoking the token ends it
         keys_page = (await browser.get("/console/keys")).text
         assert "MCP: Test agent" in keys_page
-        # (mcp 2.3's RevocationRequest requires the client_secret field even for public clients: sent empty)
-        revoked = await http.post("/revoke", data={"token": new["refresh_token"], "client_id": client_id,
-                                                   "client_secret": ""})
+        # a public client revokes with its client_id alone (RFC 7009; more in test_oauth_rfcs.py)
+        revoked = await http.post("/revoke", data={"token": new["refresh_token"], "client_id": client_id})
         assert revoked.status_code == 200
         after = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                                 headers={"Authorization": f"Bearer {new['access_token']}",
@@ -154,6 +149,10 @@ async def test_mcp_authorization_end_to_end(oenv) -> None:
         assert after.status_code == 401 and "resource_metadata=" in after.headers["www-authenticate"]
         assert (await http.post("/token", data={"grant_type": "refresh_token", "client_id": client_id,
                                                 "refresh_token": new["refresh_token"]})).status_code == 400
+        again = await http.post("/token", data={"grant_type": "authorization_code", "code": code,
+                                                "redirect_uri": REDIRECT, "client_id": client_id,
+                                                "code_verifier": verifier})
+        assert again.status_code == 400  # a code works once (a replay revokes its grant: test_oauth_rfcs.py)
 
         # refusals: a foreign resource indicator, a denied consent
         _, challenge2 = pkce()
