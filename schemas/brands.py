@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from schemas.envelope import Link
 from schemas.paging import OlderLimit, Page
 from schemas.requests import PathParam, QueryParam, RequestModel
+from schemas.scopes import DEFAULT_UNDISCLOSED
 
 
 class _Out(BaseModel):
@@ -148,7 +149,8 @@ BrandId = Annotated[str, PathParam("Brand ID, from get_context or list_brands.")
 
 class GetContextRequest(RequestModel):
     scope_disclosure: Literal["effective"] | None = QueryParam(
-        None, "`effective` also lists held History and notification read scopes; it grants nothing.")
+        None, f"`effective` also lists {' and '.join(DEFAULT_UNDISCLOSED)} when held (the default list leaves them "
+              "out); it grants nothing.")
 
 
 class BrandPath(RequestModel):

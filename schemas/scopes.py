@@ -47,6 +47,9 @@ SCOPES: tuple[Scope, ...] = (
 
 BY_NAME: dict[str, Scope] = {s.name: s for s in SCOPES}
 ALL_SCOPES: tuple[str, ...] = tuple(s.name for s in SCOPES)
+# Held scopes the default `GET /v1/context` list leaves out (the spec keeps that list for older clients); links
+# may still require them (a receipt's History link: publications:read), so get_context names them.
+DEFAULT_UNDISCLOSED: tuple[str, ...] = tuple(s.name for s in SCOPES if not s.default_disclosed)
 # The scope that lets a key publish: approve Schedules, create approved ones, request provider cleanup.
 PUBLISH_SCOPE = BY_NAME["publish:execute"].name
 

@@ -1,8 +1,10 @@
 """Build an MCP Bundle (`.mcpb`) for this machine's platform: our packages, the generated manifest, and every
 runtime dependency vendored into `lib/` by pip (compiled wheels for this platform and Python), zipped.
 
-What goes in is read from pyproject.toml (the packages setuptools ships and `[project] dependencies`), so the
-bundle never carries a second list. `npx -y @anthropic-ai/mcpb validate` checks the manifest when Node is there.
+What goes in is read from pyproject.toml in a source tree (an editable checkout), and on a regular install from
+the distribution's metadata setuptools wrote from it (`importlib.metadata`: top_level.txt, `Requires-Dist`
+without extras, the long description as README.md), so the bundle never carries a second list. `npx -y
+@anthropic-ai/mcpb validate` checks the manifest when Node is there.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import sys
 import tempfile
 import tomllib
 import zipfile
+from importlib import metadata
 from pathlib import Path
 
 from server import generate
@@ -23,18 +26,46 @@ SKIP = shutil.ignore_patterns("__pycache__", "*.pyc")
 MCPB_PACKAGE = "@anthropic-ai/mcpb"
 
 
-def _project() -> dict:
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+def _source() -> dict | None:
+    """pyproject.toml when running from the source tree (an editable install, or none), else None."""
+    path = ROOT / "pyproject.toml"
+    if path.is_file():
+        project = tomllib.loads(path.read_text())
+        if project.get("project", {}).get("name") == "socialpub":
+            return project
+    return None
+
+
+def _dist() -> metadata.Distribution:
+    try:
+        return metadata.distribution("socialpub")
+    except metadata.PackageNotFoundError:
+        raise RuntimeError("socialpub is neither installed nor run from its source tree: `pip install .` first") \
+            from None
 
 
 def packages() -> list[str]:
-    """Top-level packages setuptools ships (`[tool.setuptools.packages.find] include`)."""
-    include = _project()["tool"]["setuptools"]["packages"]["find"]["include"]
-    return sorted({pattern.rstrip("*").rstrip(".") for pattern in include})
+    """Top-level packages setuptools ships (`[tool.setuptools.packages.find] include`, or the installed
+    distribution's top_level.txt written from it)."""
+    if (project := _source()) is not None:
+        include = project["tool"]["setuptools"]["packages"]["find"]["include"]
+        return sorted({pattern.rstrip("*").rstrip(".") for pattern in include})
+    top_level = _dist().read_text("top_level.txt") or ""
+    return sorted({line.strip() for line in top_level.splitlines() if line.strip()})
 
 
 def requirements() -> list[str]:
-    return list(_project()["project"]["dependencies"])
+    """The runtime dependencies (`[project] dependencies`, or Requires-Dist without the optional extras)."""
+    if (project := _source()) is not None:
+        return list(project["project"]["dependencies"])
+    return [r for r in _dist().requires or () if "extra ==" not in r.partition(";")[2].replace('"', "")]
+
+
+def readme() -> str:
+    """README.md (installed: the distribution's long description, which setuptools takes from it)."""
+    if _source() is not None:
+        return (ROOT / "README.md").read_text()
+    return _dist().metadata.json.get("description") or ""
 
 
 def bundle_name() -> str:
@@ -49,7 +80,7 @@ def stage(target: Path, python: str = sys.executable) -> Path:
     subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
                     "--target", str(target / "lib"), *requirements()], check=True)
     (target / "manifest.json").write_text(json.dumps(generate.manifest(), indent=2, ensure_ascii=False) + "\n")
-    shutil.copy(ROOT / "README.md", target / "README.md")
+    (target / "README.md").write_text(readme())
     return target
 
 

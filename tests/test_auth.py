@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.ids import new_id
-from schemas.scopes import ALL_SCOPES
+from schemas.scopes import ALL_SCOPES, disclosed
 from tools import catalogue
 
 pytestmark = pytest.mark.anyio
@@ -127,3 +127,22 @@ async def test_a_members_key_made_beyond_its_role_never_publishes(world) -> None
                                json={"confirm_schedule_id": "sch_x"},
                                headers=env.auth(legacy, **{"Idempotency-Key": "k1"}))
     assert_envelope(resp, 403, "INSUFFICIENT_SCOPE")
+
+async def test_context_names_the_held_scopes_its_default_list_leaves_out(world) -> None:
+    """A receipt's History link requires publications:read, which the default context list leaves out (the spec
+    keeps that list for older clients): get_context's description and its scope_disclosure parameter name every
+    such scope, so an agent reads again with `effective` instead of concluding it lacks one."""
+    env = world.env
+    op = (await env.rest.get("/v1/openapi.json")).json()["paths"]["/v1/context"]["get"]
+    text = " ".join(str(op.get(k, "")) for k in ("summary", "description"))
+    (param,) = [p for p in op["parameters"] if p["name"] == "scope_disclosure"]
+    required_by_history = catalogue.get("list_history").scopes
+    hidden = [s for s in required_by_history if s not in disclosed(set(ALL_SCOPES), effective=False)]
+    assert hidden == ["publications:read"]
+    for name in [*hidden, "notifications:read"]:
+        assert name in text and name in param.get("description", ""), name
+
+    secret = await env.key(world.ws, scopes=["schedule:read", "publications:read"], name="history")
+    effective = (await env.rest.get("/v1/context?scope_disclosure=effective",
+                                    headers=env.auth(secret))).json()["data"]["api_key"]["scopes"]
+    assert set(required_by_history) <= set(effective)

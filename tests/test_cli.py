@@ -38,7 +38,7 @@ def test_init_demo_then_commands(home, capsys) -> None:
     assert key["scopes"] == ["brands:read", "posts:read"] and key["brand_ids"] == [brand_id]
     assert key["secret"].startswith("socialpub_live_")
 
-    acct = run_json(capsys, "integrations", "connect", "--brand", brand_id, "--platform", "threads",
+    acct = run_json(capsys, "integrations", "connect", "--brand", brand_id, "--platform", "threads", "--sandbox",
                     "--status", "expired", "--display-name", "Threads test")
     assert acct["platform"] == "threads" and acct["status"] == "expired"
     assert "credentials" not in acct and "access_token" not in json.dumps(acct)
@@ -60,7 +60,7 @@ def test_refusals_exit_2_with_a_message(home, capsys) -> None:
     assert "unknown scopes: nope" in capsys.readouterr().err
     assert main(["brands", "create", "--name", "x", "--timezone", "Mars/Olympus"]) == 2
     assert "timezone" in capsys.readouterr().err
-    assert main(["integrations", "connect", "--brand", "brd_x", "--platform", "x"]) == 2
+    assert main(["integrations", "connect", "--brand", "brd_x", "--platform", "x", "--sandbox"]) == 2
 
 
 def test_errors_under_json_are_json(home, capsys) -> None:

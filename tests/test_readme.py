@@ -8,15 +8,25 @@ from pathlib import Path
 ROOT = Path(__file__).parent.parent
 
 
-def quick_start() -> list[str]:
+def blocks() -> list[list[str]]:
+    """The commands of the Quick start section's first two bash blocks (the third on walks the API)."""
     text = (ROOT / "README.md").read_text()
     section = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
-    return [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+    found = re.findall(r"```bash\n(.*?)```", section, re.S)[:2]
+    return [[line for line in block.splitlines() if line.strip() and not line.startswith("#")] for block in found]
+
+
+def quick_start() -> list[str]:
+    return [command for block in blocks() for command in block]
 
 
 def test_exactly_two_commands() -> None:
     assert len(quick_start()) == 2
+
+
+def test_each_command_is_a_block_of_its_own() -> None:
+    """Pasting the serve block must not queue the test command behind it (Ctrl-C would start the suite)."""
+    assert [len(block) for block in blocks()] == [1, 1]
 
 
 def test_ci_runs_the_readme_test_command() -> None:

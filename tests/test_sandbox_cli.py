@@ -45,7 +45,7 @@ def read_options(secret: str, brand_id: str, integration_id: str, times: int = 1
 def test_operator_injects_and_clears_faults(home, capsys) -> None:
     demo = run_json(capsys, "init", "--demo")
     secret, brand_id = demo["api_key"]["secret"], demo["brands"][0]["id"]
-    acct = run_json(capsys, "integrations", "connect", "--brand", brand_id, "--platform", "tiktok")
+    acct = run_json(capsys, "integrations", "connect", "--brand", brand_id, "--platform", "tiktok", "--sandbox")
 
     out = run_json(capsys, "sandbox", "set", acct["id"], "--fault", "dynamic_options=rate_limited:1",
                    "--state", "comments_disabled=true", "--state", 'privacy_levels=["SELF_ONLY"]')
@@ -75,7 +75,7 @@ def test_operator_injects_and_clears_faults(home, capsys) -> None:
 ])
 def test_sandbox_set_refusals(home, capsys, argv, message) -> None:
     demo = run_json(capsys, "init", "--demo")
-    acct = run_json(capsys, "integrations", "connect", "--brand", demo["brands"][0]["id"], "--platform", "tiktok")
+    acct = run_json(capsys, "integrations", "connect", "--brand", demo["brands"][0]["id"], "--platform", "tiktok", "--sandbox")
     assert main(["sandbox", "set", acct["id"], *argv]) == 2
     assert message in capsys.readouterr().err
     assert main(["sandbox", "set", "int_01AAAAAAAAAAAAAAAAAAAAAAAA", "--clear"]) == 2

@@ -9,7 +9,7 @@ from sqlmodel import select
 
 from schemas import brands as out
 from schemas.brands import BrandPath, GetContextRequest, ListBrandsRequest
-from schemas.scopes import disclosed
+from schemas.scopes import DEFAULT_UNDISCLOSED, disclosed
 from schemas.time import iso
 from storage.pagination import older_page
 from storage.statements import Query
@@ -135,7 +135,9 @@ ENDPOINTS = [
         name="get_context", handler=get_context, method="GET", path="/v1/context", toolset="context",
         summary="Read this key's authority (actor, workspace, scopes) and the brands it may act "
                 "on, each with links.",
-        guidance="Call this first; changes nothing. Then follow a brand's links.",
+        guidance=f"Call this first; changes nothing. Then follow a brand's links. The default scopes omit "
+                 f"{' and '.join(DEFAULT_UNDISCLOSED)} even when held: before taking a link's required_scopes as "
+                 "missing, read again with scope_disclosure=effective.",
         request=GetContextRequest, response=out.AgentContext, title="Get agent context", any_key=True,
     ),
     Endpoint(

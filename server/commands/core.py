@@ -147,10 +147,14 @@ async def cmd_integrations_connect(args: argparse.Namespace, rt: Runtime) -> Non
         brand = await session.get(Brand, args.brand)
         if brand is None:
             raise operator.OperatorError(f"no brand {args.brand}")
+        # An operator-made sandbox account says so in its name, so targets, context, the console and history
+        # never pass it off as the real network (docs/decisions.md, "Sandbox accounts only on request").
+        label = operator.PLATFORMS_BY_KEY.get(args.platform)
+        name = args.display_name or (label and f"{brand.name} on {label.display_name} (sandbox)")
         integration = await operator.connect_integration(
-            session, rt.clock.now(), brand, args.platform, display_name=args.display_name, username=args.username,
+            session, rt.clock.now(), brand, args.platform, display_name=name, username=args.username,
             status=args.status, settings=rt.settings)
-    emit(args, integration_out(integration),
+    emit(args, {**integration_out(integration), "provider": integration.provider},
          f"Connected sandbox {integration.platform} account {integration.display_name} ({integration.id}), "
          f"status {integration.status}")
 
@@ -203,11 +207,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_with_runtime(cmd_keys_revoke))
 
     integrations = subcommands(sub, "integrations")
-    p = integrations.add_parser("connect", help="connect a sandbox account to a brand")
+    p = integrations.add_parser("connect", help="connect an account to a brand (a sandbox one with --sandbox)")
     p.add_argument("--brand", required=True)
     p.add_argument("--platform", required=True)
+    p.add_argument("--sandbox", action="store_true",
+                   help="connect a local sandbox account (nothing reaches the network)")
     p.add_argument("--display-name")
-    p.add_argument("--username")
-    p.add_argument("--status", default="connected", choices=list(operator.INTEGRATION_STATUSES))
+    p.add_argument("--username", help="sandbox: the account's handle")
+    p.add_argument("--status", default="connected", choices=list(operator.INTEGRATION_STATUSES),
+                   help="sandbox: the account's status (default connected)")
     add_json_flag(p)
     p.set_defaults(func=run_with_runtime(cmd_integrations_connect))

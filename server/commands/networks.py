@@ -1,7 +1,8 @@
 """Real network accounts: `integrations connect` with credentials (or an OAuth authorize URL), `integrations
 disconnect` / `reconnect`, and `secrets rotate` / `secrets new-key` for the credentials vault.
 
-`integrations connect` without network credentials keeps connecting a sandbox account (server/commands/core.py).
+`integrations connect --sandbox` connects a sandbox account (server/commands/core.py); without credentials, `--oauth`
+or `--sandbox` it says what is missing and creates nothing (docs/decisions.md, "Sandbox accounts only on request").
 Secrets given as `-` are read from standard input (one line each, in flag order), so they stay out of the
 process list and shell history. No output ever contains a secret.
 """
@@ -80,8 +81,36 @@ async def _start_oauth(args: argparse.Namespace, rt: Runtime, brand_id: str, pla
          f"reachable at {flow['redirect_uri']} to complete it.")
 
 
+# Placeholders for the flags a refusal names, per credential flag.
+_HINTS = {"instance": "URL", "access_token": "-", "bot_token": "-", "chat_id": "@channel", "webhook_url": "-",
+          "service": "URL", "handle": "HANDLE", "app_password": "-"}
+
+
+async def _missing(rt: Runtime, platform: str) -> str:
+    """One line saying what a connect without credentials needs, for this platform and this service's apps."""
+    if platform not in operator.PLATFORMS_BY_KEY:
+        return f"platform must be one of {', '.join(operator.PLATFORMS_BY_KEY)}"
+    tail = "; `--sandbox` connects a local test account instead. Nothing was created."
+    if _operator_oauth(platform):
+        name = oauth.NETWORKS[platform].display_name
+        await check_current(rt.db)
+        if await apps.operator_app(rt, platform) is not None:
+            return f"no credentials given: add `--oauth` to connect a real {name} account (its app is configured){tail}"
+        return (f"no {name} app is configured: run `socialpub apps set --platform {platform} --client-id ID "
+                f"--client-secret -`, then connect with `--oauth` (docs/networks.md){tail}")
+    need = " ".join(f"--{n.replace('_', '-')} {_HINTS[n]}" for n, required, _ in FLAGS[platform] if required)
+    return f"--platform {platform} needs {need} (docs/networks.md){tail}"
+
+
 async def cmd_connect(args: argparse.Namespace, rt: Runtime) -> None:
     given = [name for name in ALL_FLAGS if getattr(args, name, None) is not None]
+    if args.sandbox:
+        if given or getattr(args, "oauth", False):
+            raise operator.OperatorError("--sandbox takes no network credential flags nor --oauth")
+        await connect_sandbox(args, rt)
+        return
+    if not given and not getattr(args, "oauth", False):
+        raise operator.OperatorError(await _missing(rt, args.platform))
     if getattr(args, "oauth", False):
         if not _operator_oauth(args.platform) or given:
             raise operator.OperatorError(f"--oauth applies to {', '.join(sorted(p for p in oauth.NETWORKS if _operator_oauth(p)))} "
@@ -89,12 +118,9 @@ async def cmd_connect(args: argparse.Namespace, rt: Runtime) -> None:
         await check_current(rt.db)
         await _start_oauth(args, rt, args.brand, args.platform)
         return
-    if args.platform not in FLAGS or not given:
-        if given:
-            raise operator.OperatorError(f"--platform {args.platform} is connected without network flags "
-                                         "(sandbox) or is not supported yet")
-        await connect_sandbox(args, rt)
-        return
+    if args.platform not in FLAGS:
+        raise operator.OperatorError(f"--platform {args.platform} takes no credential flags: "
+                                     f"{await _missing(rt, args.platform)}")
     await check_current(rt.db)
     options = _options(args, args.platform)
     try:
@@ -234,7 +260,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     integrations = subcommands(sub, "integrations")
     p = integrations.choices["connect"]
     p.description = ("Connect an account to a brand: a real one with network credentials (Mastodon, Telegram, "
-                     "Discord, Bluesky; see docs/networks.md), else a sandbox account.")
+                     "Discord, Bluesky; see docs/networks.md), an OAuth one with --oauth, or a sandbox one with --sandbox; "
+                     "without any of them it says what is missing and creates nothing.")
     _network_flags(p)
     p.set_defaults(func=run_with_runtime(cmd_connect))
 

@@ -185,7 +185,7 @@ def test_set_plan_cli_and_limit_refusal(home, capsys) -> None:
     assert over["social_accounts"]["used"] == len(demo["brands"]) * (len(PLATFORMS) + 1)
 
     # a new account is then refused with a clear message, exit code 2
-    assert main(["integrations", "connect", "--brand", brand_id, "--platform", "x"]) == 2
+    assert main(["integrations", "connect", "--brand", brand_id, "--platform", "x", "--sandbox"]) == 2
     err = capsys.readouterr().err
     assert "plan limit reached" in err and "social accounts" in err and "set-plan" in err
 
@@ -195,7 +195,7 @@ def test_set_plan_cli_and_limit_refusal(home, capsys) -> None:
     # without --workspace the only workspace is used; back on a bigger plan the account connects
     out = run_json(capsys, "workspaces", "set-plan", "--plan", "agency")
     assert out["id"] == ws_id and out["over_limits"] == []
-    acct = run_json(capsys, "integrations", "connect", "--brand", brand_id, "--platform", "x")
+    acct = run_json(capsys, "integrations", "connect", "--brand", brand_id, "--platform", "x", "--sandbox")
     assert acct["platform"] == "x"
     assert main(["workspaces", "set-plan", "--plan", "agency"]) == 0
     assert "agency -> agency" in capsys.readouterr().out

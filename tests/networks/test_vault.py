@@ -131,7 +131,7 @@ def test_cli_connect_disconnect_reconnect_mastodon(tmp_path, mastodon_server) ->
     assert back["status"] == "connected" and back["id"] == out["id"]
 
     sandbox = json.loads(cli(tmp_path, "integrations", "connect", "--brand", brand, "--platform", "x",
-                             "--json").stdout)  # today's sandbox connect keeps working
+                             "--sandbox", "--json").stdout)  # a sandbox account only on request
     assert sandbox["platform"] == "x" and sandbox["status"] == "connected"
     stray = cli(tmp_path, "integrations", "connect", "--brand", brand, "--platform", "telegram", "--instance", "x",
                 ok=False)

@@ -370,7 +370,7 @@ def run_json(capsys, *argv: str) -> dict:
 def test_cli_status_defaults_and_mark_read(home, capsys) -> None:
     demo = run_json(capsys, "init", "--demo")
     brand_id, user_id = demo["brands"][0]["id"], demo["api_key"]["user_id"]
-    acct = run_json(capsys, "integrations", "connect", "--brand", brand_id, "--platform", "x")
+    acct = run_json(capsys, "integrations", "connect", "--brand", brand_id, "--platform", "x", "--sandbox")
     out = run_json(capsys, "integrations", "set-status", "--integration", acct["id"], "--status", "expired")
     assert out["status"] == "expired"
     defaults = run_json(capsys, "notifications", "defaults", "--user", user_id, "--off", "post_published,credits_low")
