@@ -62,7 +62,8 @@ API_URL = os.environ.get("SOCIALPUB_THREADS_API_URL", "https://graph.threads.net
 AUTHORIZE_URL = os.environ.get("SOCIALPUB_THREADS_AUTHORIZE_URL", "https://threads.net/oauth/authorize")
 VERSION = "/v1.0"
 # threads_manage_replies: the thread parts and the follow-up reply are replies of the account's own post.
-SCOPES = ("threads_basic", "threads_content_publish", "threads_manage_replies")
+# threads_delete: DELETE /{threads-media-id} (https://developers.facebook.com/docs/threads/posts/delete-posts).
+SCOPES = ("threads_basic", "threads_content_publish", "threads_manage_replies", "threads_delete")
 PROCESSING_BUDGET = 240.0
 MAX_POLLS = 60
 POLL_MIN, POLL_MAX = 2.0, 30.0

@@ -48,7 +48,10 @@ from schemas.time import parse_timestamp
 
 NETWORK = "YouTube"
 API_URL = os.environ.get("SOCIALPUB_YOUTUBE_API_URL", "https://www.googleapis.com").rstrip("/")
-SCOPES = ("https://www.googleapis.com/auth/youtube.upload", "https://www.googleapis.com/auth/youtube.readonly")
+# youtube.force-ssl for videos.delete (the cleanup of a post), which neither youtube.upload nor youtube.readonly
+# authorizes (https://developers.google.com/youtube/v3/docs/videos/delete, "Authorization").
+SCOPES = ("https://www.googleapis.com/auth/youtube.upload", "https://www.googleapis.com/auth/youtube.readonly",
+          "https://www.googleapis.com/auth/youtube.force-ssl")
 PROCESSING_BUDGET = 240.0
 MAX_POLLS = 60
 POLL_MIN, POLL_MAX = 5.0, 30.0

@@ -127,9 +127,7 @@ def test_every_post_kind_of_every_platform_has_declared_scopes() -> None:
     """One source: each adapter declares the scopes of every post type the registry names (empty only where the
     credential has no scopes), and every declared need is a scope the connect flow asks for. The known gaps are
     needs the connect flow does not request yet (issue 28 item 1 audits SCOPES): a need outside them fails."""
-    gaps = {"pinterest": {"boards:write"}, "threads": {"threads_delete"},
-            "youtube": {"https://www.googleapis.com/auth/youtube|https://www.googleapis.com/auth/youtube.force-ssl"},
-            "linkedin": {"w_organization_social", "r_organization_social"}}
+    gaps = {"linkedin": {"w_organization_social", "r_organization_social"}}
     for platform in PLATFORMS:
         needed = declared_scopes(platform.key)
         if platform.key in ("bluesky", "telegram", "discord"):

@@ -23,7 +23,7 @@ PINTEREST_CALLS = {"publish": [("post", "/pins"), ("post", "/media"), ("get", "/
 YOUTUBE_CALLS = {"publish": [("videos", "insert"), ("videos", "list")], "recover": [("playlistItems", "list")],
                  "connect": [("channels", "list")], "delete": [("videos", "delete")]}
 # Known gaps, each in docs/networks.md (YouTube "Checked against"): no narrower Google scope allows videos.delete.
-KNOWN_GAPS = {("youtube", "delete")}
+KNOWN_GAPS: set[tuple[str, str]] = set()
 
 
 def _openapi_needs(name: str, scheme: str, calls: dict[str, list[tuple[str, str]]]) -> dict[str, set[str]]:
