@@ -9,6 +9,7 @@ deep enough to exhaust Python's recursion limit is caught and refused the same w
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 MAX_DEPTH = 64  # arrays and objects nested inside each other; far above any request model's shape
@@ -57,3 +58,17 @@ def parse(raw: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
     if depth_of(value, max_depth) > max_depth:
         raise BadJson(f"The JSON is nested too deeply (at most {max_depth} levels).")
     return value
+
+
+def replay(body: bytes, receive: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """A `receive` that hands the buffered body over again, then waits on the real one (disconnects)."""
+    sent = False
+
+    async def again() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpcore
 import pytest
 
 # Bytecode, written once. Where PYTHONDONTWRITEBYTECODE is set (as in CI here), every `socialpub` process a test
@@ -191,3 +192,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ordered = sorted(files.values(), key=lambda tests: (not any(t.get_closest_marker("slow") for t in tests),
                                                         -len(tests)))
     items[:] = [item for tests in ordered for item in tests]
+
+
+@pytest.fixture
+def dialled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every address a TCP connection was opened to (httpcore's own backend, which the address policy's transport
+    uses): tests/providers/test_addresses.py and tests/networks/test_rebinding.py assert what was never dialled."""
+    seen: list[str] = []
+    original = httpcore.AnyIOBackend.connect_tcp
+
+    async def spy(self, host, port, *args, **kwargs):
+        seen.append(host)
+        return await original(self, host, port, *args, **kwargs)
+
+    monkeypatch.setattr(httpcore.AnyIOBackend, "connect_tcp", spy)
+    return seen

@@ -135,16 +135,7 @@ class KeyAuth:
             except jsonbody.BadJson as exc:
                 await _parse_error(str(exc))(scope, request.receive, send)
                 return None
-        sent = False
-
-        async def replay() -> dict:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": raw, "more_body": False}
-            return await request.receive()
-
-        return replay
+        return jsonbody.replay(raw, request.receive)
 
 
 def _parse_error(message: str, status: int = 400) -> Response:

@@ -31,10 +31,11 @@ from pydantic import AnyHttpUrl
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from schemas.scopes import ALL_SCOPES
 from server.console import oauth
+from server.jsonbody import replay
 from server.ratelimit import RateLimiter
 from tools.runtime import Runtime
 
@@ -62,20 +63,6 @@ async def read_body(receive: Receive, limit: int) -> bytes | None:
             return None
         if not message.get("more_body"):
             return body
-
-
-def replay(body: bytes, receive: Receive) -> Receive:
-    """A `receive` that hands the buffered body over again, then waits on the real one (disconnects)."""
-    sent = False
-
-    async def again() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return again
 
 
 Check = Callable[[Scope, Receive, bytes], Any]  # async: a Response to answer instead, or None to go on

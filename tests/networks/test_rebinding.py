@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 from urllib.parse import urlsplit
 
-import httpcore
 import pytest
 
 from providers import addresses
@@ -51,18 +50,6 @@ def dns(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
     monkeypatch.setattr(addresses, "resolve_host", resolve)
     return SimpleNamespace(table=table)
 
-
-@pytest.fixture
-def dialled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    seen: list[str] = []
-    original = httpcore.AnyIOBackend.connect_tcp
-
-    async def spy(self, host, port, *args, **kwargs):
-        seen.append(host)
-        return await original(self, host, port, *args, **kwargs)
-
-    monkeypatch.setattr(httpcore.AnyIOBackend, "connect_tcp", spy)
-    return seen
 
 
 def _instance(server) -> str:

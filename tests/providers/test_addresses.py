@@ -10,7 +10,6 @@ from __future__ import annotations
 import socket
 from types import SimpleNamespace
 
-import httpcore
 import pytest
 
 from providers import addresses
@@ -39,19 +38,6 @@ def dns(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
     monkeypatch.setattr(addresses, "resolve_host", resolve)
     return SimpleNamespace(table=table, calls=calls)
 
-
-@pytest.fixture
-def dialled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every address a TCP connection was opened to (httpcore's own backend, which the policy's backend uses)."""
-    seen: list[str] = []
-    original = httpcore.AnyIOBackend.connect_tcp
-
-    async def spy(self, host, port, *args, **kwargs):
-        seen.append(host)
-        return await original(self, host, port, *args, **kwargs)
-
-    monkeypatch.setattr(httpcore.AnyIOBackend, "connect_tcp", spy)
-    return seen
 
 
 @pytest.fixture
