@@ -6,7 +6,7 @@ Only versions whose network publishes a sunset are listed. TikTok (`/v2/`), Pint
 YouTube (`/v3/`), Threads (`/v1.0/`) and the Business Profile APIs (`v1`) publish none.
 
 A deployment may pin another version without a release: `SOCIALPUB_<KEY>_VERSION` (e.g.
-`SOCIALPUB_LINKEDIN_VERSION=202604`) with its published sunset in `SOCIALPUB_<KEY>_VERSION_SUNSET`
+`SOCIALPUB_LINKEDIN_VERSION=202608`) with its published sunset in `SOCIALPUB_<KEY>_VERSION_SUNSET`
 (`YYYY-MM-DD`); a pinned version without one shows its sunset as unknown in `socialpub networks status`.
 """
 
@@ -36,9 +36,12 @@ class ApiVersion:
 
 # The defaults, each with the page its sunset was read from (checked 2026-11-28).
 DEFAULTS = (
-    # LinkedIn Marketing API versioning: monthly versions, each supported at least a year. "API Migration Status"
-    # table: 202603 (March 2026) sunsets March 16, 2027 (202510 sunset October 15, 2026).
-    ApiVersion("LINKEDIN", "LinkedIn-Version header", ("linkedin",), "202603", date(2027, 3, 16),
+    # LinkedIn Marketing API versioning (https://learn.microsoft.com/en-us/linkedin/marketing/versioning): monthly
+    # versions, each supported at least a year. "API Migration Status" table, read 2026-11-28: 202607 (July 2026)
+    # sunsets July 15, 2027 (202603, the previous default, March 16, 2027; 202510 sunset October 15, 2026).
+    # Between 202603 and 202607 the recent-changes page lists no change to the Posts, Images or Videos APIs the
+    # adapter calls (202604-202607 changed analytics, events, conversions, audiences and campaigns only).
+    ApiVersion("LINKEDIN", "LinkedIn-Version header", ("linkedin",), "202607", date(2027, 7, 15),
                "https://learn.microsoft.com/en-us/linkedin/marketing/integrations/migrations"),
     # Meta Graph API changelog, "Available Graph API versions": v25.0 released February 18, 2026, available
     # until July 29, 2028 (v21.0, the previous default, until January 21, 2027). Instagram (Facebook Login) and

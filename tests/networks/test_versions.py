@@ -25,6 +25,9 @@ def test_every_declared_version_is_at_least_90_days_from_its_sunset(version: Api
         f"(see {version.source})")
 
 
+# The default until issue 33: sunset March 16, 2027 in the same table, so refused from 2026-12-17 on (89 days left).
+LINKEDIN_202603 = ApiVersion("LINKEDIN", "LinkedIn-Version header", ("linkedin",), "202603", date(2027, 3, 16),
+                             "https://learn.microsoft.com/en-us/linkedin/marketing/integrations/migrations")
 LINKEDIN_202510 = ApiVersion("LINKEDIN", "LinkedIn-Version header", ("linkedin",), "202510", date(2026, 10, 15),
                              "https://learn.microsoft.com/en-us/linkedin/marketing/integrations/migrations")
 
@@ -36,9 +39,12 @@ LINKEDIN_202510 = ApiVersion("LINKEDIN", "LinkedIn-Version header", ("linkedin",
     (LINKEDIN_202510, date(2026, 10, 15) - timedelta(days=89), True),
     (LINKEDIN_202510, date(2026, 10, 15) - timedelta(days=90), False),
     (LINKEDIN_202510, TODAY, date(2026, 10, 15) - timedelta(days=90) < TODAY),
+    (LINKEDIN_202603, date(2026, 12, 17), True),
+    (LINKEDIN_202603, date(2026, 12, 16), False),
     # A pinned version whose sunset nobody gave is refused too: unknown is not safe.
     (ApiVersion("LINKEDIN", "x", ("linkedin",), "202607", None, "-"), TODAY, True),
-], ids=["202510-today", "202510-89-days-ahead", "202510-90-days-ahead", "202510-real-today", "unknown-sunset"])
+], ids=["202510-today", "202510-89-days-ahead", "202510-90-days-ahead", "202510-real-today",
+                          "202603-89-days-ahead", "202603-90-days-ahead", "unknown-sunset"])
 def test_the_check_refuses_a_version_near_or_past_its_sunset(version: ApiVersion, today: date,
                                                               refused: bool) -> None:
     assert expiring(version, today) is refused
@@ -55,9 +61,9 @@ def test_adapters_send_the_registry_versions() -> None:
 
 
 def test_a_deployment_pins_a_version_and_its_sunset() -> None:
-    found = versions.resolve({"SOCIALPUB_LINKEDIN_VERSION": "202607",
-                              "SOCIALPUB_LINKEDIN_VERSION_SUNSET": "2027-07-15"})
-    assert found["LINKEDIN"].version == "202607" and found["LINKEDIN"].sunset == date(2027, 7, 15)
+    found = versions.resolve({"SOCIALPUB_LINKEDIN_VERSION": "202608",
+                              "SOCIALPUB_LINKEDIN_VERSION_SUNSET": "2027-08-16"})
+    assert found["LINKEDIN"].version == "202608" and found["LINKEDIN"].sunset == date(2027, 8, 16)
     assert found["LINKEDIN"].overridden and not found["GRAPH"].overridden
     pinned = versions.resolve({"SOCIALPUB_GRAPH_VERSION": "v26.0"})["GRAPH"]
     assert pinned.version == "v26.0" and pinned.sunset is None  # another version's sunset is not guessed
