@@ -106,9 +106,12 @@ class Database:
         self.url = url
         parsed = make_url(url)
         self.dialect = parsed.get_backend_name()
+        # A SQLite file is created only by `socialpub init` (storage/migrate.upgrade): every other command refuses
+        # a missing file instead of leaving an empty database where the operator's is not (issue 33).
+        self.sqlite_file = (Path(parsed.database).expanduser()
+                            if self.dialect == "sqlite" and parsed.database and parsed.database != ":memory:"
+                            and not parsed.database.startswith("file:") else None)
         if self.dialect == "sqlite":
-            if parsed.database and parsed.database != ":memory:":
-                Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
             self.read_engine = _sqlite_engine(url, immediate=False)
             self.write_engine = _sqlite_engine(url, immediate=True)
         else:
@@ -116,6 +119,14 @@ class Database:
                                                                        json_deserializer=json_loads)
         # One writer lock per event loop (a lock cannot move between loops; tests run several).
         self._writer_locks: weakref.WeakKeyDictionary[object, anyio.Lock] = weakref.WeakKeyDictionary()
+
+    def prepare_file(self) -> None:
+        """Make the directory of a SQLite file (before `init` creates the file)."""
+        if self.sqlite_file is not None:
+            try:
+                self.sqlite_file.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise DatabaseUnusable(f"cannot use the database at {display_url(self.url)}: {exc}") from exc
 
     @property
     def is_sqlite(self) -> bool:

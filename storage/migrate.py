@@ -6,6 +6,7 @@ non-zero. Messages name the database by its URL with the password masked (`displ
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +30,7 @@ HEADS = frozenset({"0015_oauth_spent_tokens"})
 VERSION_TABLE = "alembic_version"
 
 
-__all__ = ["DatabaseAhead", "DatabaseBehind", "DatabaseNotReady", "DatabaseUnreachable", "DatabaseUnusable",
+__all__ = ["DatabaseAhead", "DatabaseBehind", "DatabaseMissing", "DatabaseNotReady", "DatabaseUnreachable", "DatabaseUnusable",
            "check_current", "display_url", "preflight", "upgrade"]
 
 
@@ -43,6 +44,21 @@ class DatabaseBehind(DatabaseNotReady):
 
 class DatabaseAhead(DatabaseNotReady):
     """The database was migrated by a newer socialpub than this one."""
+
+
+class DatabaseMissing(DatabaseBehind):
+    """A SQLite file that does not exist: a command other than `init` never creates one."""
+
+
+def origin(db: Database) -> str:
+    """Which setting chose this database, for refusals: an operator whose shell lacks SOCIALPUB_HOME reads that
+    the default place was used, and which variable points elsewhere."""
+    env = os.environ
+    if env.get("SOCIALPUB_DATABASE_URL"):
+        return "SOCIALPUB_DATABASE_URL"
+    if env.get("SOCIALPUB_HOME"):
+        return f"SOCIALPUB_HOME={env['SOCIALPUB_HOME']}"
+    return "SOCIALPUB_HOME is unset, so the default home"
 
 
 class DatabaseUnreachable(DatabaseNotReady):
@@ -128,6 +144,8 @@ def _stored_heads(connection) -> set[str]:
 
 
 async def current_heads(db: Database) -> set[str]:
+    if db.sqlite_file is not None and not db.sqlite_file.exists():
+        return set()  # not connected to: SQLite would create the file
     try:
         async with db.read_engine.connect() as connection:
             return await connection.run_sync(_stored_heads)
@@ -145,8 +163,13 @@ def _refusal(db: Database, have: set[str]) -> DatabaseNotReady | None:
     if have == want:
         return None
     if not have:
-        return DatabaseBehind(f"the database at {where} has no socialpub schema: run `socialpub init` "
-                              "(add --demo for a demo workspace)")
+        if db.sqlite_file is not None and not db.sqlite_file.exists():
+            return DatabaseMissing(f"no socialpub database at {db.sqlite_file} ({origin(db)}): set SOCIALPUB_HOME "
+                                   "(or SOCIALPUB_DATABASE_URL) to your workspace's, or run `socialpub init` to "
+                                   "create a new one there")
+        return DatabaseBehind(f"the database at {where} ({origin(db)}) has no socialpub schema: set "
+                              "SOCIALPUB_HOME (or SOCIALPUB_DATABASE_URL) to your workspace's, or run "
+                              "`socialpub init` to create one there (add --demo for a demo workspace)")
     unknown = sorted(r for r in have if not _known(script, r))
     if unknown:
         return DatabaseAhead(f"the database at {where} is at revision {', '.join(unknown)}, which this socialpub "
@@ -169,6 +192,8 @@ async def upgrade(db: Database, revision: str = "heads") -> None:
     refusal = _refusal(db, await current_heads(db))
     if isinstance(refusal, DatabaseAhead):
         raise refusal
+    if isinstance(refusal, DatabaseMissing):
+        db.prepare_file()  # `init`: the one command that creates a database
     if refusal is None and revision == "heads":
         # Already at this code's heads: Alembic would run no migration and write nothing, so it is not loaded
         # (`socialpub init` on a current database, docs/operations.md "Start-up").

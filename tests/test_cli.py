@@ -46,9 +46,11 @@ def test_init_demo_then_commands(home, capsys) -> None:
     revoked = run_json(capsys, "keys", "revoke", key["id"])
     assert revoked["revoked"] is True
 
-    # re-running init --demo prints a new key for the same demo instead of a second demo
+    # re-running init --demo creates nothing: no second demo, no second key (issue 33 item 4); it says how to
+    # make another key
     again = run_json(capsys, "init", "--demo")
-    assert again["workspace"]["id"] == out["workspace"]["id"] and again["api_key"]["secret"] != secret
+    assert again["workspace"]["id"] == out["workspace"]["id"] and again["api_key"] is None
+    assert not again["created"] and again["next"].startswith("socialpub keys create")
 
 
 def test_refusals_exit_2_with_a_message(home, capsys) -> None:

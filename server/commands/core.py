@@ -12,8 +12,10 @@ from schemas.scopes import parse_scopes
 from server.cli import add_json_flag, emit, run_with_runtime, subcommands
 from server.console import identity
 from storage.migrate import check_current, display_url, upgrade
-from storage.tables.accounts import User, Workspace
+from storage.tables.accounts import ApiKey, User, Workspace
 from storage.tables.brands import Brand
+from storage.tables.console import ConsoleLogin
+from storage.tables.integrations import Integration
 from tools.brands import older_brand
 from tools.networks import secrets as networks_secrets
 from tools.operator import actions as operator
@@ -37,13 +39,46 @@ def integration_out(i) -> dict:
             "display_name": i.display_name, "username": i.username}
 
 
+def console_address(rt: Runtime) -> str:
+    """Where the console will answer: SOCIALPUB_PUBLIC_URL, else `serve`'s default address (a `serve --port`
+    of another port uses its own, issue 33)."""
+    return f"{rt.settings.public_url.rstrip('/')}/console/"
+
+
+SERVE_NOTE = "once `socialpub serve` runs (at serve's --host/--port unless SOCIALPUB_PUBLIC_URL is set)"
+
+
+async def next_step(session, ws: Workspace) -> tuple[str, str]:
+    """The step that fits this workspace's state, as (code, one line): a first console user, a brand, an
+    account, an API key, then serving."""
+    has_login = (await session.exec(select(ConsoleLogin.user_id).join(User, User.id == ConsoleLogin.user_id)
+                                    .where(User.workspace_id == ws.id).limit(1))).first()
+    if has_login is None:
+        return "create_user", ("make a first console user: "
+                               "`socialpub users create --email you@example.com --role admin`")
+    if (await session.exec(select(Brand.id).where(Brand.workspace_id == ws.id).limit(1))).first() is None:
+        return "create_brand", "create a brand: `socialpub brands create --name \"My brand\"`"
+    if (await session.exec(select(Integration.id).where(Integration.workspace_id == ws.id).limit(1))).first() \
+            is None:
+        return "connect_account", ("connect an account to a brand (docs/networks.md), or try one with "
+                                   "`socialpub integrations connect --brand BRAND_ID --platform x --sandbox`")
+    console_keys = await identity.console_key_ids(session, ws.id)  # a console user's own key is no agent's
+    keys = (await session.exec(select(ApiKey.id).where(ApiKey.workspace_id == ws.id, ApiKey.revoked_at.is_(None))
+                               .limit(len(console_keys) + 1))).all()
+    if not set(keys) - console_keys:
+        return "create_key", "make an API key for your agent: `socialpub keys create --name agent --scopes all`"
+    return "serve", "start it: `socialpub serve`"
+
+
 async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
+    """Idempotent: a second run creates nothing the first made (no second workspace, demo or key) and says
+    the step that fits the database's state (issue 33, item 4)."""
     await upgrade(rt.db)
     now = rt.clock.now()
+    console_url = console_address(rt)
     async with rt.db.session(write=True) as session:
         if args.demo:
             existing = (await session.exec(select(Workspace).where(Workspace.name == DEMO_WORKSPACE))).first()
-            console_url = f"{rt.settings.public_url.rstrip('/')}/console/"
             if existing is None:
                 seeded = await operator.seed_demo(session, now)
                 ws, key, secret = seeded["workspace"], seeded["key"], seeded["secret"]
@@ -51,38 +86,48 @@ async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
                 # A first console sign-in, password shown once (docs/console.md)
                 password = secrets.token_urlsafe(12)
                 await identity.create_user(session, now, ws, DEMO_USER, password, role="admin")
-                sign_in = {"url": console_url, "email": DEMO_USER, "password": password}
             else:
-                # Re-running prints a fresh key for the existing demo instead of seeding a second demo.
-                ws = existing
-                key, secret = await operator.create_key(session, now, ws, "Demo full-access key",
-                                                        parse_scopes("all"), role="admin")
+                # Already seeded: nothing new, not even a key (a lost one is replaced with `keys create`).
+                ws, key, secret = existing, None, None
                 brands = (await session.exec(select(Brand).where(Brand.workspace_id == ws.id)
                                              .order_by(Brand.created_at, Brand.id))).all()
                 password = None
                 if not await identity.login_exists(session, DEMO_USER):  # a demo made before the console existed
                     password = secrets.token_urlsafe(12)
                     await identity.create_user(session, now, ws, DEMO_USER, password, role="admin")
-                sign_in = {"url": console_url, "email": DEMO_USER, "password": password}
-            obj = {"database": display_url(rt.db.url), "workspace": {"id": ws.id, "name": ws.name},
-                   "brands": [{"id": b.id, "name": b.name} for b in brands], "api_key": key_out(key, secret, "admin"),
-                   "console": sign_in}
+            sign_in = {"url": console_url, "email": DEMO_USER, "password": password}
+            new_key = (f"socialpub keys create --name \"Demo key\" --scopes all --role admin "
+                       f"--workspace {ws.id}")
+            obj = {"database": display_url(rt.db.url), "created": existing is None,
+                   "workspace": {"id": ws.id, "name": ws.name},
+                   "brands": [{"id": b.id, "name": b.name} for b in brands],
+                   "api_key": key_out(key, secret, "admin") if key else None, "console": sign_in,
+                   "next": None if key else new_key}
             shown = (f"password {sign_in['password']} (shown once)" if sign_in["password"] else
                      f"password shown at the first init; reset: socialpub users set-password --email {DEMO_USER}")
+            if key:
+                key_text = (f"API key (shown once, all scopes):\n  {secret}\n"
+                            f"Try: curl -H 'Authorization: Bearer {secret}' "
+                            f"{rt.settings.public_url.rstrip('/')}/v1/context\n")
+            else:
+                key_text = ("The demo exists already: nothing was created. Its API key was shown once, at the "
+                            f"first init; make another with `{new_key}`\n")
             text = (f"Database ready: {display_url(rt.db.url)}\nWorkspace {ws.name} ({ws.id})\n"
                     + "".join(f"  brand {b.name} ({b.id})\n" for b in brands)
-                    + f"API key (shown once, all scopes):\n  {secret}\n"
-                    f"Try: curl -H 'Authorization: Bearer {secret}' http://127.0.0.1:8000/v1/context\n"
-                    f"Console: {console_url} (after `socialpub serve`): sign in as {DEMO_USER}, {shown}")
+                    + key_text + f"Console: {console_url} {SERVE_NOTE}: sign in as {DEMO_USER}, {shown}")
         else:
-            ws = (await session.exec(select(Workspace).limit(1))).first()
+            ws = (await session.exec(select(Workspace).order_by(Workspace.created_at, Workspace.id).limit(1))).first()
+            created = ws is None
             if ws is None:
                 # Self-hosted default: the operator's own first workspace is not metered (docs/decisions.md).
                 ws = await operator.create_workspace(session, now, args.workspace_name, plan_id=args.plan)
-            obj = {"database": display_url(rt.db.url), "workspace": {"id": ws.id, "name": ws.name, "plan_id": ws.plan_id}}
-            text = (f"Database ready: {display_url(rt.db.url)}\nWorkspace {ws.name} ({ws.id}), plan {ws.plan_id}\n"
-                    f"Console: {rt.settings.public_url.rstrip('/')}/console/ — make a first user with "
-                    "`socialpub users create --email you@example.com --role admin`")
+            code, step = await next_step(session, ws)
+            obj = {"database": display_url(rt.db.url), "created": created,
+                   "workspace": {"id": ws.id, "name": ws.name, "plan_id": ws.plan_id},
+                   "console": {"url": console_url}, "next": {"step": code, "text": step}}
+            text = (f"Database ready: {display_url(rt.db.url)}\n"
+                    f"Workspace {ws.name} ({ws.id}), plan {ws.plan_id}{'' if created else ' (already there)'}\n"
+                    f"Console: {console_url} {SERVE_NOTE}\nNext: {step}")
     # Credentials stored in plaintext (by versions before the vault, or just seeded) are sealed now.
     await networks_secrets.rotate(rt, legacy_only=True)
     emit(args, obj, text)

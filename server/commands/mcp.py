@@ -74,10 +74,20 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return _fail(f"refusing to serve SOCIALPUB_API_KEY to requests without a key on non-loopback host "
                      f"{args.host}: bind 127.0.0.1, unset SOCIALPUB_API_KEY so every client sends its own "
                      f"`Authorization: Bearer` key, or pass --allow-remote-default-key")
+    from server.listen import PortUnavailable, bind, public_url_for
+
+    try:  # the port first: a busy one is one line, before the database is checked or a worker starts
+        listening = bind(args.host, args.port, command="mcp")
+    except PortUnavailable as exc:
+        return _fail(str(exc))
+    own = public_url_for(os.environ.get("SOCIALPUB_PUBLIC_URL"), args.host, args.port, command="mcp")
+    if own:
+        settings = settings.model_copy(update={"public_url": own})
     try:
         # In a loop (and engine) of its own: the served runtime's engine connects first inside uvicorn's loop.
         preflight(settings.resolved_database_url)
     except (DatabaseNotReady, DatabaseUnusable) as exc:
+        listening.close()
         return _fail(str(exc))
     app = http_app(Runtime.from_settings(settings), transport=args.transport, selection=selection,
                    default_key=settings.api_key, allowed_hosts=settings.allowed_hosts, page_size=args.page_size)
@@ -87,8 +97,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     log.info("MCP over %s at http://%s:%s%s; %s; toolsets %s", args.transport, args.host, args.port, path, mode,
              ",".join(toolsets))
     # The same trusted proxies as `serve` (SOCIALPUB_TRUSTED_PROXIES), not uvicorn's FORWARDED_ALLOW_IPS.
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(), lifespan="on",
-                forwarded_allow_ips=list(settings.trusted_proxies))
+    uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level.lower(),
+                                  lifespan="on", forwarded_allow_ips=list(settings.trusted_proxies))
+                   ).run(sockets=[listening])
     return 0
 
 

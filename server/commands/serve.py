@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from pydantic import ValidationError
 
@@ -19,9 +20,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from server.app import build_app
+    from server.listen import PortUnavailable, bind, public_url_for
     from server.rest import UVICORN_HEAD_OPTIONS
 
+    # The port first: a busy one is one line, before the database is checked or a worker starts.
+    try:
+        listening = bind(args.host, args.port, command="serve")
+    except PortUnavailable as exc:
+        return report_error(False, "REFUSED", str(exc))
     overrides: dict[str, object] = {"worker_enabled": False} if args.no_worker else {}
+    # Links (media downloads, the console, OAuth redirects) carry this server's own address unless
+    # SOCIALPUB_PUBLIC_URL says otherwise.
+    own = public_url_for(os.environ.get("SOCIALPUB_PUBLIC_URL"), args.host, args.port, command="serve")
+    if own:
+        overrides["public_url"] = own
     if args.allowed_hosts:
         overrides["allowed_hosts"] = tuple(h.strip().lower() for h in args.allowed_hosts.split(",") if h.strip())
     if args.forwarded_allow_ips is not None:
@@ -29,20 +41,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         settings = Settings.from_env(**overrides)
     except ValidationError as exc:
+        listening.close()
         return report_error(False, "REFUSED", "; ".join(str(e["msg"]).removeprefix("Value error, ")
                                                         for e in exc.errors()))
     # Fail fast with the migration message instead of a stack trace from inside uvicorn's lifespan. The check
     # runs on an engine of its own, disposed in its own loop: the served runtime's engine must first connect
     # inside uvicorn's loop (asyncpg connections cannot move between loops).
-    preflight(settings.resolved_database_url)
+    try:
+        preflight(settings.resolved_database_url)
+    except Exception:
+        listening.close()
+        raise
     app = build_app(Runtime.from_settings(settings))
     # log_config=None: uvicorn keeps the handlers `socialpub --log-format` set up (text or JSON lines).
     # h11 with a 1 MiB head buffer: an oversized query string or header block reaches server/rest.py HeadLimits
     # and gets the envelope's 414/431; httptools (uvicorn's default when installed) refuses heads above ~80 KB
     # with a plain-text 400, and h11's default 16 KiB buffer drops the connection.
     # proxy_headers=False: the app resolves X-Forwarded-For itself, through exactly settings.trusted_proxies.
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(), lifespan="on",
-                log_config=None, proxy_headers=False, **UVICORN_HEAD_OPTIONS)
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level.lower(), lifespan="on",
+                            log_config=None, proxy_headers=False, **UVICORN_HEAD_OPTIONS)
+    uvicorn.Server(config).run(sockets=[listening])
     return 0
 
 
