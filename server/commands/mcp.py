@@ -53,8 +53,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if args.transport == "stdio":
         from server.mcp_server.run import run_stdio
 
-        if not settings.api_key:
-            log.warning("SOCIALPUB_API_KEY is not set: every tool that needs a key will answer 401 UNAUTHORIZED")
         try:
             # One event loop for the check and the whole session, so the engine never outlives its loop.
             anyio.run(run_stdio, Runtime.from_settings(settings), selection, settings.api_key, args.page_size)

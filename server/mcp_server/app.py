@@ -21,7 +21,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 from sqlalchemy.exc import OperationalError
 
 from schemas.errors import ApiError
@@ -45,6 +45,16 @@ INSTRUCTIONS = (
     "never publish; a Schedule publishes only when approved by a key with publish:execute. The prompts walk "
     "the main workflows."
 )
+
+
+def stdio_key_problem(key: str | None) -> str:
+    """Why a stdio server cannot act, and what supplies its key: stdio has no `Authorization` header, the key is
+    the server's environment (issue 33, item 6)."""
+    what = ("SOCIALPUB_API_KEY is not set" if not key else
+            "SOCIALPUB_API_KEY is not a usable socialpub API key (unknown, revoked or mistyped)")
+    return (f"{what}: this stdio server acts with the key in its environment. Set SOCIALPUB_API_KEY in the `env` "
+            "of this server's entry in your MCP client's configuration (or export it before `socialpub mcp`) to "
+            "a key made with `socialpub keys create --name agent --scopes all`, then restart the server.")
 
 
 def package_version() -> str:
@@ -80,8 +90,11 @@ class McpApp:
     """One MCP server over one runtime. `key` is the fixed key of stdio and in-process connections."""
 
     def __init__(self, rt: Runtime, dispatcher: Dispatcher | None = None, *, selection: Selection | None = None,
-                 key: str | None = None, page_size: int = PAGE_SIZE) -> None:
+                 key: str | None = None, page_size: int = PAGE_SIZE, stdio: bool = False) -> None:
         self.rt = rt
+        # stdio: a key the server cannot use is said at tools/list and on every call, naming the variable.
+        self.stdio = stdio
+        self.key_problem: str | None = None
         self.page_size = page_size
         self.dispatcher = dispatcher or Dispatcher(rt)
         self.selection = selection or Selection()
@@ -122,20 +135,24 @@ class McpApp:
             raise ApiError("DEPENDENCY_UNAVAILABLE", "The database is busy or unavailable.",
                            headers={"Retry-After": "1"}) from None
 
+    async def fixed_identity(self) -> Identity:
+        """The identity of stdio and in-process connections: the key the server was started with, resolved once."""
+        if self._fixed is None:
+            try:
+                caller = await self.authenticate(self.key)
+            except ApiError as exc:
+                if exc.code != "UNAUTHORIZED":  # e.g. the database is busy: try again next time
+                    return Identity(self.key, None, "local", self.selection)
+                self.key_problem = stdio_key_problem(self.key)
+                log.warning("%s", self.key_problem)
+                caller = None
+            self._fixed = Identity(self.key, caller, "local", self.selection)
+        return self._fixed
+
     async def identity(self, ctx: ServerRequestContext[Any, Any]) -> Identity:
         request = ctx.request
         if request is None:  # stdio, in-process
-            if self._fixed is None:
-                try:
-                    caller = await self.authenticate(self.key)
-                except ApiError as exc:
-                    if exc.code != "UNAUTHORIZED":  # e.g. the database is busy: try again next time
-                        return Identity(self.key, None, "local", self.selection)
-                    log.warning("MCP key not usable (%s): tools are listed unfiltered and every call that needs "
-                                "a key will be refused", exc.code)
-                    caller = None
-                self._fixed = Identity(self.key, caller, "local", self.selection)
-            return self._fixed
+            return await self.fixed_identity()
         user = request.scope.get("user")
         token, caller = (user.secret, user.caller) if isinstance(user, KeyUser) else (None, None)
         query = request.query_params
@@ -160,6 +177,9 @@ class McpApp:
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         ident = await self.identity(ctx)
+        if self.stdio and self.key_problem and ctx.request is None:
+            # Listing tools that all refuse would hide the one thing to fix behind each call.
+            raise MCPError(INVALID_REQUEST, self.key_problem)
         try:
             chunk, cursor = page(self._visible(ident), params.cursor if params else None, self.page_size)
         except SelectionError as exc:
@@ -173,6 +193,11 @@ class McpApp:
         if spec is None or not ident.selection.exposes(spec.endpoint):
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name!r}. Call tools/list for the tools this "
                                            "connection offers.")
+        if self.key_problem and ctx.request is None:
+            # Not "Send `Authorization: Bearer …`": stdio has no header; the key is the server's environment.
+            outcome = self.dispatcher.error(ApiError("UNAUTHORIZED", self.key_problem), new_request_id())
+            _tool_calls(params.name, False).inc()
+            return render(spec.endpoint, outcome)
         # Same dispatch as REST: authenticate, brand, scopes, role, then validate the arguments (pydantic).
         args = params.arguments or {}
         outcome = await self.dispatcher.invoke(spec.endpoint, args, token=ident.token, client=ident.client,

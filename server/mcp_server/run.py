@@ -39,11 +39,15 @@ async def run_stdio(rt: Runtime, selection: Selection, key: str | None, page_siz
     goes to stderr."""
     try:
         await check_current(rt.db)
-        app = McpApp(rt, selection=selection, key=key, page_size=page_size)
+        app = McpApp(rt, selection=selection, key=key, page_size=page_size, stdio=True)
+        options = app.server.create_initialization_options()
+        await app.fixed_identity()  # the key is checked before initialize: a bad one is said in its instructions
+        if app.key_problem:
+            options = options.model_copy(update={"instructions": f"{app.key_problem}\n\n{options.instructions}"})
         async with stdio_streams() as (read_stream, write_stream), anyio.create_task_group() as tg:
             if rt.settings.worker_enabled:
                 tg.start_soon(_worker_after, rt, WORKER_START_DELAY)
-            await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
+            await app.server.run(read_stream, write_stream, options)
             tg.cancel_scope.cancel()
     finally:
         await rt.close()

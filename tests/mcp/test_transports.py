@@ -144,11 +144,20 @@ async def test_stdio_stdout_carries_only_protocol(sqlite_env, tmp_path) -> None:
     assert "worker" in stderr  # the worker runs in-process by default, and logs go to stderr
 
 
-async def test_stdio_without_key_answers_401(sqlite_env, tmp_path) -> None:
+@pytest.mark.parametrize("key", [None, "socialpub_live_notakey"], ids=["missing", "wrong"])
+async def test_stdio_with_a_missing_or_wrong_key_names_the_variable(sqlite_env, tmp_path, key) -> None:
+    """Issue 33 item 6: stdio has no Authorization header; a key it cannot use is said at initialize (the
+    instructions) and at tools/list, naming SOCIALPUB_API_KEY and how to make a key, not per call only."""
     env = sqlite_env
-    params = stdio_params(env.rt.settings.database_url, tmp_path, None, "--no-worker")
+    params = stdio_params(env.rt.settings.database_url, tmp_path, key, "--no-worker")
     async with Client(params, mode="legacy") as client:
-        result = await client.call_tool("get_context", {})
+        instructions = client.instructions
+        with pytest.raises(MCPError) as listed:
+            await client.list_tools()
+        result = await client.session.call_tool("get_context", {})
+    for said in (instructions, listed.value.error.message, envelope(result)["error"]["message"]):
+        assert said.startswith("SOCIALPUB_API_KEY is not") and "socialpub keys create" in said, said
+        assert "Authorization" not in said
     assert result.is_error and envelope(result)["error"]["code"] == "UNAUTHORIZED"
 
 
@@ -314,7 +323,7 @@ def test_unfilled_bundle_placeholders_mean_unset(tmp_path, monkeypatch, capsys) 
     monkeypatch.setenv("SOCIALPUB_MCP_TOOLSETS", "${user_config.toolsets}")
     # with the placeholder dropped there is no default key, so a non-loopback host is allowed past that check
     # and the run stops at the missing database instead
-    assert main(["mcp", "--transport", "http", "--host", "0.0.0.0"]) == 2
+    assert main(["mcp", "--transport", "http", "--host", "0.0.0.0", "--port", "0"]) == 2
     err = capsys.readouterr().err
     assert "refusing to serve" not in err and "socialpub init" in err
 
