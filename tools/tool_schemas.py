@@ -7,6 +7,7 @@ builds a schema by hand.
 from __future__ import annotations
 
 import copy
+import json
 from functools import cache
 from typing import Any
 
@@ -111,7 +112,7 @@ def error_schema() -> dict[str, Any]:
 # - input: top-level fields with their types, allowed values, descriptions and which are required; an object
 #   field names its keys (with allowed values); a platform's settings name their keys once, in the first tool
 #   that takes them, and the rules live in the settings-schema resource;
-# - output: the envelope's `data` with the names of its top-level keys.
+# - output: the envelope's `data` with its type (issue 33: its keys' names went, see listed_output_schema).
 # Each lean schema only loosens the full one (a value valid against the full schema is valid against the lean
 # one); the dispatcher still validates every argument with the request model and every result with the full
 # envelope schema, so nothing the server enforces is lost: a violation comes back as an `issues[]` entry naming
@@ -152,18 +153,38 @@ def _types(node: dict[str, Any], defs: dict[str, Any]) -> list[str] | None:
     return None
 
 
+# Every listed sub-schema carries a single string `type`, or `anyOf` branches with one each (a nullable field):
+# MCP Inspector's schema-portability lint warns on a `type` array and on a schema with no constraining keyword,
+# and clients that read `type` as one string drop such a field's constraint or send an object as a string
+# (issue 33 item 8; tests/mcp/test_portability.py runs the lint over the full tools/list).
+ANY_TYPE = ("object", "array", "string", "number", "boolean", "null")
+
+
 def _typed(types_: list[str] | None) -> dict[str, Any]:
-    if not types_:
-        return {}
-    return {"type": types_[0] if len(types_) == 1 else types_}
+    """One `type` string; `X or null` is `{"type": X, "nullable": true}` (OpenAPI's spelling, which Inspector's
+    forms and Gemini's function declarations read) so a client that dispatches on `type` sees an object as an
+    object; several non-null types are `anyOf` branches of one type each."""
+    if not types_:  # a value of any type: every type, spelled portably
+        types_ = list(ANY_TYPE)
+    if "integer" in types_ and "number" in types_:
+        types_ = [t for t in types_ if t != "integer"]
+    kinds = [t for t in types_ if t != "null"]
+    if len(kinds) == 1:
+        return {"type": kinds[0], "nullable": True} if "null" in types_ else {"type": kinds[0]}
+    return {"anyOf": [{"type": t} for t in types_]}
 
 
-def _shape(node: Any, defs: dict[str, Any]) -> dict[str, Any]:
-    """A node's type and, where it has them, its allowed values (`enum`/`const`, with null where it is optional)."""
+def _shape(node: Any, defs: dict[str, Any], nested: bool = False) -> dict[str, Any]:
+    """A node's type and, where it has them, its allowed values (`enum`/`const`, with null where it is optional).
+    `nested`: a key of an object argument, listed without null (absent and null are the same below the top
+    level; the per-tool cap has no room for a `nullable` on each)."""
     if not isinstance(node, dict):
         return {}
     node = _resolve(node, defs)
-    out = _typed(_types(node, defs))
+    found = _types(node, defs)
+    if nested and found and len(found) > 1:
+        found = [t for t in found if t != "null"]
+    out = _typed(found)
     values = node.get("enum") or (None if "const" not in node else [node["const"]])
     branches = node.get("anyOf") or node.get("oneOf")
     if values is None and branches:
@@ -173,23 +194,19 @@ def _shape(node: Any, defs: dict[str, Any]) -> dict[str, Any]:
         if len(enums) == 1 and enums[0] is not None and len(found) == 2:
             values = [*enums[0], None]
     if values is not None:
-        out["enum"] = values
+        out["enum"] = [v for v in values if v is not None] if nested and "nullable" not in out else values
     return out
 
 
-def _names(node: dict[str, Any], defs: dict[str, Any], values: bool = True) -> dict[str, Any]:
-    """An object's keys, each with only its allowed values if it is an enumeration (`values`), else `{}`: below the
-    top level a listing names keys; their types and rules are the server's (and the resources')."""
+def _names(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """An object's keys, each with its type and allowed values: below the top level a listing names keys and their
+    types; their other rules are the server's (and the resources')."""
     node = _resolve(node, defs)
     branches = [_resolve(b, defs) for b in node.get("anyOf") or node.get("oneOf") or [node]]
     fields = next((b["properties"] for b in branches if isinstance(b.get("properties"), dict)), None)
     if fields is None:
         return {}
-    keys = {}
-    for key, value in fields.items():
-        shape = _shape(value, defs) if values else {}
-        keys[key] = {"enum": shape["enum"]} if "enum" in shape else {}
-    return keys
+    return {key: _shape(value, defs, nested=True) for key, value in fields.items()}
 
 
 def has_settings(ep: Endpoint) -> bool:
@@ -216,7 +233,12 @@ def listed_input_schema(ep: Endpoint) -> dict[str, Any]:
     for name, prop in full.get("properties", {}).items():
         props[name] = _shape(prop, defs)
         keys = {} if shared and name.endswith(SETTINGS_SUFFIX) else _names(prop, defs)
-        if keys:
+        shapes = {json.dumps(v, sort_keys=True) for v in keys.values()}
+        if len(keys) > 3 and len(shapes) == 1:
+            # Keys of one shape (platform_copy's platforms): named once, their shape once.
+            props[name]["propertyNames"] = {"enum": list(keys)}
+            props[name]["additionalProperties"] = next(iter(keys.values()))
+        elif keys:
             props[name]["properties"] = keys
         elif "array" in _types(prop, defs) or []:
             item = _shape(_resolve(prop, defs).get("items", {}), defs)
@@ -237,16 +259,12 @@ def listed_input_schema(ep: Endpoint) -> dict[str, Any]:
 
 @cache
 def listed_output_schema(ep: Endpoint) -> dict[str, Any]:
-    """The MCP output schema: the envelope's `data` with the names of the payload's top-level keys. Every
+    """The MCP output schema: the envelope's `data` with its type. Every
     structuredContent the server returns validates against it, errors included: `success`,
     `meta`, `pagination` (older lists) and `error` are described once, in the server instructions, rather than
     in every tool."""
     payload = payload_schema(ep)
-    defs = payload.get("$defs", {})
-    data = _shape(payload, defs)
-    keys = _names(payload.get("items", payload) if ep.list_shape == "older" else payload, defs, values=False)
-    if keys and ep.list_shape == "older":
-        data["items"] = {"type": "object", "properties": keys}
-    elif keys:
-        data["properties"] = keys
+    # The payload's type only: its keys would each need a `type` to be portable (issue 33 item 8), which costs
+    # the default listing more than its budget has; every result carries its keys, and docs/tools.md lists them.
+    data = _shape(payload, payload.get("$defs", {}))
     return {"type": "object", "properties": {"data": data}}

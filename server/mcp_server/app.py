@@ -193,7 +193,7 @@ class McpApp:
         if spec is None or not ident.selection.exposes(spec.endpoint):
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name!r}. Call tools/list for the tools this "
                                            "connection offers.")
-        if self.key_problem and ctx.request is None:
+        if self.stdio and self.key_problem and ctx.request is None and not spec.endpoint.public:
             # Not "Send `Authorization: Bearer …`": stdio has no header; the key is the server's environment.
             outcome = self.dispatcher.error(ApiError("UNAUTHORIZED", self.key_problem), new_request_id())
             _tool_calls(params.name, False).inc()

@@ -67,6 +67,17 @@ def _released(ep: Endpoint) -> str:
 _SAYS_READ_ONLY = ("never", "changes nothing", "read-only", "write-free", "creates nothing")
 
 
+@cache
+def settings_needed() -> str:
+    """What preflight refuses when a platform's settings object is missing, from its rule (issue 33 item 7: a first
+    draft without one was blocked with no word of it in the tool)."""
+    from tools.schedules.rules_engine import ACTIONS
+
+    code = "SETTINGS_MISSING"
+    assert code in ACTIONS  # the rule the sentence describes
+    return f"Each intended platform needs its <platform>_settings ({{}}: defaults) or preflight blocks it ({code})."
+
+
 def description(ep: Endpoint) -> str:
     """What it does, what it never does and what to call next, and where the settings rules are. Who may call it
     is the listing's job (a key sees the tools its scopes allow; a refusal names the scopes), how to retry is
@@ -77,7 +88,7 @@ def description(ep: Endpoint) -> str:
     if has_settings(ep):
         shared = settings_keys_from(ep)
         keys = f"keys as in {shared.name}; " if shared else ""
-        parts.append(f"<platform>_settings: {keys}rules in {SETTINGS_SCHEMA_URI}.")
+        parts.append(f"{settings_needed()} <platform>_settings: {keys}rules in {SETTINGS_SCHEMA_URI}.")
     if ep.variant:
         parts.append(f"The {ep.variant} response shape; prefer {_released(ep)}.")
     if ep.roles:

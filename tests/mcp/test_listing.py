@@ -12,7 +12,7 @@ import json
 import re
 
 import pytest
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 
 from server.mcp_server import tools as mcp_tools
 from server.mcp_server.selection import Selection, parse_toolsets
@@ -77,22 +77,37 @@ def test_settings_keys_are_listed_once() -> None:
     assert first.name == "create_content_item"
     tiktok = first.tool.input_schema["properties"]["tiktok_settings"]["properties"]
     assert {"privacy_level", "media_ids", "agreed_to_terms"} <= set(tiktok)
-    assert tiktok["post_type"] == {"enum": ["VIDEO", "IMAGE", "CAROUSEL"]}
+    assert tiktok["post_type"] == {"type": "string", "enum": ["VIDEO", "IMAGE", "CAROUSEL"]}
     for spec in others:
         assert "keys as in create_content_item" in spec.tool.description
         assert "properties" not in spec.tool.input_schema["properties"]["tiktok_settings"]
 
 
+def _nullable_type(validator, types, instance, schema):
+    """`type` as OpenAPI-reading clients apply it: `nullable: true` beside it also admits null (issue 33: the
+    listing spells `X or null` so, one `type` string per schema)."""
+    if instance is None and schema.get("nullable") is True:
+        return
+    yield from _draft_type(validator, types, instance, schema)
+
+
+_draft_type = Draft202012Validator.VALIDATORS["type"]
+ListingValidator = validators.extend(Draft202012Validator, {"type": _nullable_type})
+
+
 def test_lean_schemas_only_loosen() -> None:
-    """A body the REST schema accepts is accepted by the listed schema (the server keeps every rule)."""
+    """A body the REST schema accepts is accepted by the listed schema (the server keeps every rule). Below the
+    top level a key lists its non-null type (absent and null are the same there), so the body omits them."""
     tool = mcp_tools.specs()["create_content_item"].tool
     body = {"brand_id": "brd_x", "name": "n", "copy_mode": "single", "single_copy": {"caption": "c"},
-            "tiktok_settings": {"post_type": "VIDEO", "privacy_level": None}, "x_settings": None,
-            "label_ids": [], "idempotency_key": "k"}
-    assert not list(Draft202012Validator(tool.input_schema).iter_errors(body))
+            "tiktok_settings": {"post_type": "VIDEO"}, "x_settings": None, "thumbnail_media_id": None,
+            "platform_copy": {"x": {"caption": "c"}}, "label_ids": [], "idempotency_key": "k"}
+    assert not list(ListingValidator(tool.input_schema).iter_errors(body))
     # ...and its top level still refuses what no body can be
-    assert list(Draft202012Validator(tool.input_schema).iter_errors({"brand_id": "b"}))  # name is required
-    assert list(Draft202012Validator(tool.input_schema).iter_errors({**body, "copy_mode": "both"}))
+    assert list(ListingValidator(tool.input_schema).iter_errors({"brand_id": "b"}))  # name is required
+    assert list(ListingValidator(tool.input_schema).iter_errors({**body, "copy_mode": "both"}))
+    assert list(ListingValidator(tool.input_schema).iter_errors({**body, "name": None}))  # not nullable
+    assert list(ListingValidator(tool.input_schema).iter_errors({**body, "platform_copy": {"myspace": {}}}))
 
 
 # What a tool never does, said in one of these words ("Never publishes", "calls no provider", "changes nothing").
