@@ -36,3 +36,14 @@ def test_ci_runs_the_readme_test_command() -> None:
 def test_serve_command_installs_inits_and_serves() -> None:
     serve = quick_start()[0]
     assert "init --demo" in serve and serve.rstrip().endswith("serve")
+
+
+def test_the_quick_start_activates_the_venv_the_docs_commands_need() -> None:
+    """Issue 33 item 5: the docs write a bare `socialpub`; the quick start leaves it on PATH (the venv active) and
+    says to activate it in a new terminal, and tests/deploy/test_doc_blocks.py runs the docs that way."""
+    serve = quick_start()[0]
+    assert ". .venv/bin/activate" in serve
+    after = serve.split(". .venv/bin/activate", 1)[1]
+    assert "socialpub init --demo" in after and ".venv/bin/" not in after
+    text = (ROOT / "README.md").read_text()
+    assert "In a new terminal, first run `. .venv/bin/activate`" in text

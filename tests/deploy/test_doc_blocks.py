@@ -87,10 +87,16 @@ def test_doc_blocks_run(path: Path, tmp_path: Path, website: str, demo_home: tup
         targets = httpx.get(f"{base}/v1/brands/{brand}/targets", headers={"Authorization": f"Bearer {key}"},
                             timeout=30).json()["data"]["targets"]
         x = next(t["integration_id"] for t in targets if t["platform"] == "x")
-        # `socialpub` on PATH, and the CLI's commands in the blocks act on the scratch home.
-        env = dep.env(SOCIALPUB_PUBLIC_URL=base, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+        # The blocks run as a user runs them after the README's quick start (issue 33 item 5): `socialpub` is not
+        # on PATH until the shell sources `.venv/bin/activate` in the project folder (here a link to this
+        # venv), and the CLI's commands act on the scratch home.
+        venv_bin = Path(sys.executable).parent
+        path_var = os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if Path(d) != venv_bin)
+        env = dep.env(SOCIALPUB_PUBLIC_URL=base, PATH=path_var)
+        env.pop("VIRTUAL_ENV", None)
+        prelude = activation(work)
         values = {"key": key, "base": base, "brand": brand, "integration": x, "site": website}
-        (work / "doc.sh").write_text(script(path, values))
+        (work / "doc.sh").write_text(prelude + script(path, values))
         proc = subprocess.Popen(["bash", "--noprofile", "--norc", str(work / "doc.sh")], cwd=work, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
@@ -111,6 +117,18 @@ def test_doc_blocks_run(path: Path, tmp_path: Path, website: str, demo_home: tup
             f"--- stdout (tail)\n{out[-3000:]}\n--- stderr (tail)\n{err[-3000:]}")
     finally:
         dep.stop()
+
+
+def activation(work: Path) -> str:
+    """The README's step for a new terminal, `. .venv/bin/activate`, in a folder whose `.venv` is this test's venv;
+    outside a venv (no activate script) the interpreter's bin directory is put on PATH instead."""
+    venv = Path(sys.prefix)
+    if (venv / "bin" / "activate").exists():
+        (work / ".venv").symlink_to(venv, target_is_directory=True)
+        # `socialpub` must not be found before it: the docs rely on the activation, not on the test's PATH.
+        return "! command -v socialpub >/dev/null || { echo 'socialpub on PATH before activation' >&2; exit 3; }\n" \
+               ". .venv/bin/activate\n"
+    return f'export PATH="{Path(sys.executable).parent}{os.pathsep}$PATH"\n'
 
 
 @pytest.mark.parametrize("path", DOC_FILES, ids=rel)
