@@ -40,7 +40,7 @@ from schemas.settings import Settings  # noqa: E402
 from server.mcp_server.app import McpApp  # noqa: E402
 from server.mcp_server.selection import Selection  # noqa: E402
 from storage.migrate import upgrade  # noqa: E402
-from tools.operator import actions as operator  # noqa: E402
+from tools.operator import demo  # noqa: E402
 from tools.runtime import Runtime  # noqa: E402
 from tools.toolsets import TOOLSETS  # noqa: E402
 
@@ -116,7 +116,7 @@ async def main(calls: int) -> None:
     rt = Runtime.from_settings(settings)
     await upgrade(rt.db)
     async with rt.db.session(write=True) as session:
-        key = (await operator.seed_demo(session, rt.clock.now()))["secret"]
+        key = (await demo.seed_demo(session, rt.clock.now()))["secret"]
 
     # in-process, legacy mode
     async with Client(empty_server(), mode="legacy") as client:

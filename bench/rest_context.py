@@ -36,13 +36,13 @@ def uvicorn_config(app):
 async def seed(db_url: str) -> str:
     from storage.db import Database
     from storage.migrate import upgrade
-    from tools.operator import actions as operator
+    from tools.operator import demo
     db = Database(db_url)
     await upgrade(db)
     from schemas.time import SystemClock
 
     async with db.session(write=True) as s:
-        demo = await operator.seed_demo(s, SystemClock().now())
+        demo = await demo.seed_demo(s, SystemClock().now())
     await db.dispose()
     return demo["secret"]
 

@@ -27,7 +27,7 @@ from schemas.settings import Settings  # noqa: E402
 from server.mcp_server.app import McpApp  # noqa: E402
 from server.mcp_server.selection import Selection  # noqa: E402
 from storage.migrate import upgrade  # noqa: E402
-from tools.operator import actions as operator  # noqa: E402
+from tools.operator import demo  # noqa: E402
 from tools.runtime import Runtime  # noqa: E402
 from tools.toolsets import TOOLSETS  # noqa: E402
 
@@ -58,7 +58,7 @@ async def main(top: int) -> None:
     rt = Runtime.from_settings(Settings(home=home, worker_enabled=False, rate_limit_requests=0))
     await upgrade(rt.db)
     async with rt.db.session(write=True) as session:
-        key = (await operator.seed_demo(session, rt.clock.now()))["secret"]
+        key = (await demo.seed_demo(session, rt.clock.now()))["secret"]
     default = await listed(McpApp(rt, key=key))
     every = await listed(McpApp(rt, key=key, selection=Selection(toolsets=tuple(t.name for t in TOOLSETS),
                                                                   all_tools=True)))

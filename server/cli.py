@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import weakref
 from collections.abc import Callable, Sequence
@@ -48,11 +47,12 @@ def _error_codes() -> tuple[tuple[type[BaseException], str], ...]:
 def _reported_errors() -> tuple[type[BaseException], ...]:
     """What `main` reports as one line (or JSON) instead of a traceback. Imported when something was raised:
     a command that raised one of these has loaded its module already."""
+    from schemas.settings import MissingExtra
     from server.ratelimit import RateLimitConfigError
     from storage.migrate import DatabaseNotReady, DatabaseUnusable
     from tools.operator.actions import OperatorError
 
-    return (OperatorError, DatabaseNotReady, DatabaseUnusable, RateLimitConfigError)
+    return (OperatorError, DatabaseNotReady, DatabaseUnusable, RateLimitConfigError, MissingExtra)
 
 
 def _error_code(exc: BaseException) -> str:
@@ -127,7 +127,7 @@ def build_parser(*, full: bool = False) -> argparse.ArgumentParser:
     """The `socialpub` parser: each command's arguments are declared when it is parsed, or now with `full`."""
     parser = _Parser(prog="socialpub", description="Self-hosted social publishing for LLM agents.")
     parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
-    parser.add_argument("--log-format", choices=LOG_FORMATS, default=os.environ.get("SOCIALPUB_LOG_FORMAT", "text"),
+    parser.add_argument("--log-format", choices=LOG_FORMATS, default=None,
                         help="text (default, or $SOCIALPUB_LOG_FORMAT) or json: one JSON object per line")
     parser.register("action", "parsers", _Sub)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -185,13 +185,22 @@ def run_with_runtime(fn: Callable[[argparse.Namespace, Runtime], Any]) -> Callab
     return runner
 
 
+def _env_log_format() -> str:
+    """SOCIALPUB_LOG_FORMAT as the settings model reads it (schemas/settings.py), before any other setting is
+    checked: a refused setting is then reported in the chosen format."""
+    from schemas.settings import Settings
+
+    value = str(Settings.env_values().get("log_format") or "text")
+    return value if value in LOG_FORMATS else "text"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     _Parser.json_errors = "--json" in (sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
     from server import logs
 
-    logs.configure(args.log_level, args.log_format)
+    logs.configure(args.log_level, args.log_format or _env_log_format())
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -1,5 +1,6 @@
 """Files generated from the catalogue: `manifest.json` (MCP Bundle), `docs/tools.md`, the size table of
-`docs/mcp.md` and the tool listing a starting MCP server serves (`server/mcp_server/listing.json`).
+`docs/mcp.md` and the tool listing a starting MCP server serves (`server/mcp_server/listing.json`); and from the
+settings model (schemas/settings.py), the README's configuration table.
 
     python -m server.generate            # rewrite both
     python -m server.generate --check    # exit 1 and name the stale files (tests run the same comparison)
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from schemas.settings import Settings
 from server.mcp_server import listing, prompts
 from server.mcp_server.app import package_version
 from server.mcp_server.resources import available as available_resources
@@ -160,6 +162,25 @@ def mcp_markdown() -> str:
     return head + SIZE_BEGIN + "\n\n" + "\n".join(size_table()) + "\n\n" + SIZE_END + tail
 
 
+README_PATH = ROOT / "README.md"
+SETTINGS_BEGIN = "<!-- generated: settings (python -m server.generate, from schemas/settings.py) -->"
+
+
+def settings_table() -> list[str]:
+    """One row per setting the environment gives, from the model's fields."""
+    lines = ["| Variable | Default | Meaning |", "|---|---|---|"]
+    lines += [f"| `{variable}` | {shown} | {doc} |" for variable, shown, doc in Settings.documented()]
+    return lines
+
+
+def readme_markdown() -> str:
+    """README.md with its configuration table regenerated between the markers (the rest is hand-written)."""
+    text = README_PATH.read_text()
+    head, rest = text.split(SETTINGS_BEGIN, 1)
+    _, tail = rest.split(SIZE_END, 1)
+    return head + SETTINGS_BEGIN + "\n\n" + "\n".join(settings_table()) + "\n\n" + SIZE_END + tail
+
+
 def tools_markdown() -> str:
     table = specs()
     lines = [
@@ -209,7 +230,8 @@ def tools_markdown() -> str:
 
 def rendered() -> dict[Path, str]:
     return {MANIFEST_PATH: json.dumps(manifest(), indent=2, ensure_ascii=False) + "\n",
-            TOOLS_DOC_PATH: tools_markdown(), MCP_DOC_PATH: mcp_markdown(), LISTING_PATH: listing.render(specs())}
+            TOOLS_DOC_PATH: tools_markdown(), MCP_DOC_PATH: mcp_markdown(), LISTING_PATH: listing.render(specs()),
+            README_PATH: readme_markdown()}
 
 
 def stale() -> list[Path]:

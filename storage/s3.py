@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from schemas.settings import S3_EXTRA_MISSING, MissingExtra
 from storage.blobs import READ_CHUNK, BlobRejected, StoredBlob, check_key
 
 PART_SIZE = 8 * 1024 * 1024  # multipart part size (S3's minimum is 5 MiB for every part but the last)
@@ -159,8 +160,11 @@ class S3BlobStore:
 @cache
 def _client(endpoint_url: str | None, region: str | None, access_key_id: str | None,
             secret_access_key: str | None) -> Any:
-    import boto3
-    from botocore.config import Config
+    try:
+        import boto3
+        from botocore.config import Config
+    except ImportError:  # boto3 is the `s3` extra
+        raise MissingExtra(S3_EXTRA_MISSING) from None
 
     config = Config(signature_version="s3v4", retries={"max_attempts": 5, "mode": "standard"},
                     s3={"addressing_style": "path"} if endpoint_url else {}, max_pool_connections=32,

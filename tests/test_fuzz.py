@@ -30,7 +30,7 @@ from schemas.time import FrozenClock
 from server.app import build_app
 from storage.db import Database
 from tests.support import START, copy_template, make_settings
-from tools.operator import actions as operator
+from tools.operator import demo
 from tools.runtime import Runtime
 
 # Per operation and mode (positive, negative): 5 + 5 keeps the CI run near a minute and a half.
@@ -64,7 +64,7 @@ def _demo_app(tmp_path: Path, template: Path) -> Demo:
         db = Database(url)
         try:
             async with db.session(write=True) as s:
-                return await operator.seed_demo(s, FrozenClock(START).now())
+                return await demo.seed_demo(s, FrozenClock(START).now())
         finally:
             await db.dispose()
 

@@ -12,7 +12,7 @@ import pytest
 import uvicorn
 
 from server.app import build_app
-from tools.operator import actions as operator
+from tools.operator.demo import seed_demo
 
 pytestmark = pytest.mark.anyio
 
@@ -35,7 +35,7 @@ async def served(rt) -> AsyncIterator[str]:
 
 async def test_demo_walk_context_to_dynamic_options(env) -> None:
     async with env.db.session(write=True) as s:
-        demo = await operator.seed_demo(s, env.clock.now())
+        demo = await seed_demo(s, env.clock.now())
     headers = {"Authorization": f"Bearer {demo['secret']}"}
     async with served(env.rt) as base, httpx.AsyncClient(base_url=base, headers=headers) as client:
         ctx = await client.get("/v1/context")

@@ -20,9 +20,10 @@ from tools.admin import routes as admin
 from tools.admin import scan as admin_scan
 from tools.autopilot import routes as autopilot
 from tools.content import drafts
+from tools.content import labels as content_labels
 from tools.content import routes as content
 from tools.content.usage import UsageProbe
-from tools.context import plans, platforms
+from tools.context import agent, plans, platforms
 from tools.endpoint import Endpoint
 from tools.media import incoming as media_incoming
 from tools.media import items as media_items
@@ -31,7 +32,7 @@ from tools.media import repair as media_repair
 from tools.media import routes as media
 from tools.networks import tokens as network_tokens
 from tools.notifications import routes as notifications
-from tools.publishing import queues, runs
+from tools.publishing import older, queues, runs
 from tools.publishing import worker as publishing
 from tools.runtime import Runtime
 from tools.schedules import preflight, receipts
@@ -56,17 +57,17 @@ class Area:
 
 
 AREAS: tuple[Area, ...] = (
-    # brands holds get_context too (it reads the key's brands); within a toolset, endpoints keep this order.
+    # Within a toolset, endpoints keep this order.
     Area("brands", endpoints=tuple(brands.ENDPOINTS)),
-    Area("context", endpoints=(*plans.ENDPOINTS, *platforms.ENDPOINTS)),
+    Area("context", endpoints=(*agent.ENDPOINTS, *plans.ENDPOINTS, *platforms.ENDPOINTS)),
     Area("targets", endpoints=tuple(targets.ENDPOINTS)),
     Area("media", endpoints=(*media.ENDPOINTS, *media_repair.ENDPOINTS), jobs=media_processing.JOBS,
          ticks=tuple(media_incoming.TICKS), demo_seeders=(media_items.seed_demo_folders,)),
-    Area("content", endpoints=(*content.ENDPOINTS, *drafts.ENDPOINTS)),
+    Area("content", endpoints=(*content.ENDPOINTS, *drafts.ENDPOINTS, *content_labels.ENDPOINTS)),
     Area("schedules", endpoints=(*preflight.ENDPOINTS, *receipts.ENDPOINTS, *schedules.ENDPOINTS),
          jobs=receipts.JOBS, usage_probes=(schedules.schedule_usage,)),
     Area("history", endpoints=tuple(history.ENDPOINTS)),
-    Area("publishing", endpoints=(*runs.ENDPOINTS, *queues.ENDPOINTS), ticks=(*publishing.TICKS, *queues.TICKS),
+    Area("publishing", endpoints=(*older.ENDPOINTS, *runs.ENDPOINTS, *queues.ENDPOINTS), ticks=(*publishing.TICKS, *queues.TICKS),
          usage_probes=(queues.queued_usage,)),
     Area("labels", endpoints=tuple(labels.ENDPOINTS), demo_seeders=(labels.seed_demo_labels,)),
     Area("snippets", endpoints=tuple(snippets.ENDPOINTS)),

@@ -1,11 +1,18 @@
-"""The registry: the endpoints of every area in tools/areas.py, in toolset order."""
+"""The registry read at call time: the endpoints of every area in tools/areas.py, in toolset order, and the
+areas' content-usage probes. Areas reach other areas' declarations only through here (links by endpoint name,
+tools/links.py; "is this content item in use?", tools/content/usage.py): the one late-bound lookup, so no area
+imports tools/areas.py (which imports every area; tests/test_areas.py keeps area imports acyclic)."""
 
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
 from tools.endpoint import Endpoint
 from tools.toolsets import TOOLSETS
+
+if TYPE_CHECKING:
+    from tools.content.usage import UsageProbe
 
 
 @cache
@@ -33,3 +40,9 @@ _INDEX: list[tuple[tuple[Endpoint, ...], dict[str, Endpoint]] | None] = [None]
 
 def get(name: str) -> Endpoint:
     return by_name()[name]
+
+
+def usage_probes() -> tuple[UsageProbe, ...]:
+    from tools.areas import usage_probes  # read at call time, as endpoints() is
+
+    return usage_probes()

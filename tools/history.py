@@ -1,4 +1,5 @@
-"""Publications (older page/limit list of delivery records) and History (published-post list with safe links).
+"""History (published-post list with safe links) and the publication records it reads; the older page/limit list
+of publications is the publishing toolset's (tools/publishing/older.py).
 
 Both read the Publication rows the publish worker writes, one per target of a run. Neither calls a provider
 nor fetches engagement data. A failure is described by `tools.services.redaction.safe_failure` from the target's
@@ -11,23 +12,26 @@ from __future__ import annotations
 from typing import Any
 
 from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import history as out
-from schemas.history import ListHistoryRequest, ListPublicationsRequest
+from schemas.history import ListHistoryRequest
 from schemas.time import iso
 from storage.pagination import older_page, sort_order
 from storage.tables.publishing import Publication, PublishTarget
-from tools.endpoint import Call, Endpoint, Reply
+from tools.endpoint import Call, Endpoint
 from tools.services.redaction import safe_failure, safe_permalink
 
 
-async def _targets(call: Call, rows: list[Publication]) -> dict[str, PublishTarget]:
-    """The run targets behind a page of publications (error kind, cleanup state), in one bounded query."""
+async def publication_targets(session: AsyncSession, brand_id: str,
+                              rows: list[Publication]) -> dict[str, PublishTarget]:
+    """The run targets behind a page of publications (error kind, cleanup state), in one bounded query. A service
+    of this area: the publishing toolset's older list (tools/publishing/older.py) reads it too."""
     ids = [r.target_id for r in rows]
     if not ids:
         return {}
-    found = (await call.session.exec(select(PublishTarget).where(PublishTarget.id.in_(ids),  # type: ignore[attr-defined]
-                                                                  PublishTarget.brand_id == call.brand_id))).all()
+    found = (await session.exec(select(PublishTarget).where(PublishTarget.id.in_(ids),  # type: ignore[attr-defined]
+                                                             PublishTarget.brand_id == brand_id))).all()
     return {t.id: t for t in found}
 
 
@@ -61,35 +65,16 @@ def history_item(p: Publication, target: PublishTarget | None) -> dict[str, Any]
             "created_at": iso(p.created_at), "updated_at": iso(p.updated_at)}
 
 
-async def list_publications(call: Call, req: ListPublicationsRequest) -> Reply:
-    order = sort_order(getattr(Publication, req.sort_by), Publication.id, req.sort_dir)
-    rows, pagination = await older_page(
-        call.session, select(Publication).where(Publication.brand_id == call.brand_id).order_by(*order),
-        req.page, req.limit)
-    targets = await _targets(call, rows)
-    return Reply(data=[publication_out(r, targets.get(r.target_id)) for r in rows], pagination=pagination)
-
-
 async def list_history(call: Call, req: ListHistoryRequest) -> dict[str, Any]:
     order = sort_order(Publication.created_at, Publication.id, "desc")
     rows, pagination = await older_page(
         call.session, select(Publication).where(Publication.brand_id == call.brand_id).order_by(*order),
         req.page, req.limit)
-    targets = await _targets(call, rows)
+    targets = await publication_targets(call.session, call.brand_id, rows)
     return {"items": [history_item(r, targets.get(r.target_id)) for r in rows], "has_more": pagination["has_more"]}
 
 
 ENDPOINTS = [
-    Endpoint(
-        name="list_publications", method="GET", path="/v1/brands/{brand_id}/publications", toolset="publishing",
-        handler=list_publications, request=ListPublicationsRequest, response=out.Publication, list_shape="older",
-        scopes=("publications:read",), title="List publications",
-        summary="List a brand's publication records (one per target of each publish run) in the older page/limit "
-                "shape, newest first by default.",
-        guidance="Read-only; calls no provider. status is processing, published or failed; failure_reason is safe "
-                 "text. For public post links use list_history; for one Schedule's latest run use "
-                 "get_schedule_receipt.",
-    ),
     Endpoint(
         name="list_history", method="GET", path="/v1/brands/{brand_id}/history", toolset="history",
         handler=list_history, request=ListHistoryRequest, response=out.HistoryPage, scopes=("publications:read",),

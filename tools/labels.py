@@ -1,4 +1,5 @@
-"""Labels: the discovery list (every label by name, posts:read) and the older paged routes (labels:*).
+"""Labels: the older paged routes (labels:*); the discovery list (posts:read, content toolset) is
+tools/content/labels.py over `brand_labels`.
 
 Deleting a label removes it from content items and snippets; the content itself stays.
 """
@@ -9,11 +10,12 @@ from typing import Any
 
 from sqlalchemy import delete, func
 from sqlmodel import select
+from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import library as sl
 from schemas.errors import ApiError, issue, not_found
 from schemas.ids import new_id
-from schemas.library import ListLabelsOlderRequest, ListLabelsRequest
+from schemas.library import ListLabelsOlderRequest
 from schemas.time import iso
 from storage.pagination import older_page, sort_order
 from storage.tables.content import ContentItemLabel
@@ -31,10 +33,11 @@ def _sort_key(label: Label) -> tuple[str, str, str]:
     return (label.name.casefold(), label.name, label.id)
 
 
-async def list_labels(call: Call, req: ListLabelsRequest) -> dict[str, Any]:
-    rows = (await call.session.exec(select(Label).where(Label.brand_id == call.brand_id)
-                                    .limit(sl.LABELS_PER_BRAND_MAX))).all()
-    return {"items": [{"id": r.id, "name": r.name, "color": r.color} for r in sorted(rows, key=_sort_key)]}
+async def brand_labels(session: AsyncSession, brand_id: str) -> list[Label]:
+    """Service for other areas (the content toolset's discovery list): every label of a brand, by name."""
+    rows = (await session.exec(select(Label).where(Label.brand_id == brand_id)
+                               .limit(sl.LABELS_PER_BRAND_MAX))).all()
+    return sorted(rows, key=_sort_key)
 
 
 async def list_labels_older(call: Call, req: ListLabelsOlderRequest) -> Reply:
@@ -109,16 +112,10 @@ async def delete_label(call: Call, req: sl.LabelPath) -> dict[str, Any]:
     return {"id": label.id, "outcome": "deleted"}
 
 
-LABELS_PATH = "/v1/brands/{brand_id}/labels"
+LABELS_PATH = "/v1/brands/{brand_id}/labels"  # shared with the discovery list (tools/content/labels.py)
 ONE_LABEL = LABELS_PATH + "/{label_id}"
 
 ENDPOINTS = [
-    Endpoint(
-        name="list_labels", method="GET", path=LABELS_PATH, toolset="content", handler=list_labels,
-        request=ListLabelsRequest, response=sl.LabelList, scopes=("posts:read",), title="List labels",
-        summary="List every label of a brand (id, name, colour), sorted by name, for tagging drafts.",
-        guidance="Read-only. Use a label's id in create_content_item label_ids or as list_drafts label.",
-    ),
     Endpoint(
         name="list_labels_older", method="GET", path=LABELS_PATH, variant="older", toolset="labels",
         handler=list_labels_older, request=ListLabelsOlderRequest, response=sl.Label, list_shape="older",

@@ -35,3 +35,17 @@ def links_to(endpoint_name: str, last: str, **params: str) -> Callable[[str], di
         method = ep.method
         return lambda value: {"href": f"{prefix}{value}{suffix}", "method": method, "required_scopes": scopes.copy()}
     return lambda value: {"href": f"{prefix}{value}{suffix}", "required_scopes": scopes.copy()}
+
+
+def links_to_each(names: tuple[str, ...], last: str) -> tuple[Callable[[str], dict[str, Any]], ...]:
+    """`links_to(name, last)` for each name, built once per catalogue (found by identity, as
+    tools/catalogue.py's `by_name`): a hot page (get_context lists up to 50 brands) formats each path once."""
+    found = catalogue.endpoints()
+    key = (names, last)
+    cached = _EACH.get(key)
+    if cached is None or cached[0] is not found:
+        cached = _EACH[key] = (found, tuple(links_to(name, last) for name in names))
+    return cached[1]
+
+
+_EACH: dict[tuple[tuple[str, ...], str], tuple[tuple, tuple[Callable[[str], dict[str, Any]], ...]]] = {}

@@ -41,12 +41,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if args.allowed_hosts:
         overrides["allowed_hosts"] = tuple(h.strip().lower() for h in args.allowed_hosts.split(",") if h.strip())
     settings = Settings.from_env(**overrides)
-    chosen = args.toolsets or os.environ.get("SOCIALPUB_MCP_TOOLSETS") or None
+    chosen = args.toolsets or settings.mcp_toolsets or None
     try:
         toolsets = parse_toolsets(chosen)
     except SelectionError as exc:
         return _fail(str(exc))
-    read_only = args.read_only or os.environ.get("SOCIALPUB_MCP_READ_ONLY", "").lower() in ("1", "true", "yes", "on")
+    read_only = args.read_only or settings.mcp_read_only
     # Toolsets named by the operator are also the most an HTTP client may ask for with `?toolsets=`.
     selection = Selection(toolsets=toolsets, read_only=read_only, all_tools=args.all_tools,
                           allowed=toolsets if chosen else None)

@@ -146,9 +146,9 @@ async def test_ideas(content: Content) -> None:
 
 
 async def test_demo_seed_has_labels(sqlite_env) -> None:
-    from tools.operator import actions as operator
+    from tools.operator import demo
     async with sqlite_env.db.session(write=True) as s:
-        seeded = await operator.seed_demo(s, sqlite_env.clock.now())
+        seeded = await demo.seed_demo(s, sqlite_env.clock.now())
     assert len(seeded["labels"]) == 3 * len(seeded["brands"])
     resp = await sqlite_env.rest.get(f"/v1/brands/{seeded['brands'][0].id}/labels",
                                      headers=sqlite_env.auth(seeded["secret"]))

@@ -15,6 +15,7 @@ from storage.tables.accounts import Workspace
 from storage.tables.media import Media
 from tools.context import plans
 from tools.operator import actions as operator
+from tools.operator.demo import DEMO_PLAN_ID
 
 pytestmark = pytest.mark.anyio
 
@@ -179,7 +180,7 @@ def test_set_plan_cli_and_limit_refusal(home, capsys) -> None:
 
     # downgrading is allowed, and says which limits the workspace now exceeds
     out = run_json(capsys, "workspaces", "set-plan", "--workspace", ws_id, "--plan", "free")
-    assert out["plan_id"] == "free" and out["previous_plan_id"] == operator.DEMO_PLAN_ID
+    assert out["plan_id"] == "free" and out["previous_plan_id"] == DEMO_PLAN_ID
     over = {o["limit"]: o for o in out["over_limits"]}
     assert over["social_accounts"]["max"] == BY_ID["free"].limits["social_accounts"]
     assert over["social_accounts"]["used"] == len(demo["brands"]) * (len(PLATFORMS) + 1)

@@ -1,8 +1,8 @@
 """The content pipeline of prospect brands: runs that write sample drafts, and the marketing sample pack.
 
 A run creates up to `SAMPLES_PER_RUN` drafts (never beyond `SAMPLES_PER_BRAND_MAX` per brand), all in one
-transaction, through the content area's own create handler (`tools.content.routes.create_content_item`), so every
-draft rule holds: the request model (strict copy, hashtags, IDs), cross-field rules, and the stored-data
+transaction, through the content area's create service (`tools.content.service.insert_item`, what
+create_content_item runs), so every draft rule holds: the request model (strict copy, hashtags, IDs), cross-field rules, and the stored-data
 rules (media of this brand, completed). Text is deterministic, built from the brand's facts (name,
 description, category, website and the scan's keywords) by fixed templates: no external AI, no network.
 Each draft attaches one completed media item of the brand, preferring the scan's imported images, then its
@@ -34,13 +34,11 @@ from storage.tables.admin import AdminPipelineRun, AdminProspect, AdminSample
 from storage.tables.brands import Brand
 from storage.tables.content import ContentItem
 from storage.tables.media import READY_STATUSES, Media
-from tools import catalogue
 from tools.admin import site as admin_site
 from tools.admin.prospects import advance, posting
 from tools.admin.scan import latest_scan, scan_media_ids
-from tools.content import routes as content
 from tools.content.rules import media_ids
-from tools.endpoint import Call
+from tools.content.service import insert_item
 from tools.media.items import asset_url
 from tools.runtime import Runtime
 from tools.services.auth import Caller
@@ -274,11 +272,6 @@ async def _generate(rt: Runtime, session: AsyncSession, run_id: str) -> None:
     scan = await latest_scan(session, brand)
     facts = brand_facts(brand, (scan.found if scan else None) or {})
     tags = hashtags(facts)
-    caller = Caller(key_id=run.key_id, key_name="content pipeline", workspace_id=brand.workspace_id,
-                    workspace_name="", user_id=run.created_by, role="admin", scopes=frozenset({"posts:write"}),
-                    brand_ids=None)
-    call = Call(rt=rt, session=session, endpoint=catalogue.get("create_content_item"), caller=caller,
-                request_id=f"pipeline:{run.id}", now=now, brand=brand)
     count = min(out.SAMPLES_PER_RUN, room)
     for i in range(count):
         n = existing + i
@@ -291,9 +284,11 @@ async def _generate(rt: Runtime, session: AsyncSession, run_id: str) -> None:
                             "title": title},
             **_settings(item_media, prospect),
         })
-        created = await content.create_content_item(call, req)
+        # The content area's service, as create_content_item runs it, for the admin who started the run.
+        item, _ = await insert_item(session, workspace_id=brand.workspace_id, user_id=run.created_by,
+                                    brand_id=brand.id, now=now, req=req)
         session.add(AdminSample(id=new_id("smp"), workspace_id=brand.workspace_id, brand_id=brand.id, run_id=run.id,
-                                content_item_id=created["content_item"].id, template=template.key,
+                                content_item_id=item.id, template=template.key,
                                 created_at=now, updated_at=now))
     await session.flush()
     run.status, run.samples_created, run.finished_at, run.updated_at = "completed", count, now, now

@@ -6,20 +6,16 @@ publishes; only the TikTok privacy update reads the provider (a live check of th
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import bindparam, delete, insert
+from sqlalchemy import bindparam, delete
 from sqlmodel import select
 
 from providers.base import ProviderError
 from schemas import content as sc
-from schemas.content import ListContentItemsOlderRequest, ListContentItemsRequest
+from schemas.content import ListContentItemsRequest
 from schemas.errors import ApiError, Issues, issue
-from schemas.ids import new_id
 from storage import keyset
-from storage.pagination import older_page, sort_order
-from storage.statements import Write
 from storage.tables.content import ContentItem, ContentItemLabel
 from storage.tables.integrations import Integration
 from tools.content.rules import (
@@ -28,12 +24,12 @@ from tools.content.rules import (
     check_data,
     label_ids_of,
     load_item,
-    older,
     released,
     released_plain,
     set_labels,
     summary,
 )
+from tools.content.service import insert_item
 from tools.content.usage import require_unused
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link, links_to
@@ -51,32 +47,10 @@ def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
 
 # -- create ---------------------------------------------------------------------------------------------------
 
-# A new item and its labels are written by Core inserts of plain values: building a SQLModel object and flushing
-# it through the unit of work cost more than the rest of the create (docs/operations.md, "Write latency").
-# Built once, run through Core on the session's connection (storage/statements.py).
-_INSERT_ITEM = Write(insert(ContentItem.__table__))  # type: ignore[attr-defined]
-_INSERT_LABELS = Write(insert(ContentItemLabel.__table__))  # type: ignore[attr-defined]
-
-
-async def _insert(call: Call, req: Any) -> tuple[SimpleNamespace, Draft]:
-    """The new item as a plain object with ContentItem's attributes (what `released` and `older` read)."""
-    assert call.caller is not None
-    draft = Draft.from_request(req)
-    check(draft)
-    await check_data(call.session, call.brand_id, draft)
-    item = SimpleNamespace(id=new_id("ci"), workspace_id=call.caller.workspace_id, brand_id=call.brand_id,
-                           created_by=call.caller.user_id, name=req.name.strip(), created_at=call.now,
-                           updated_at=call.now)
-    draft.apply(item)  # type: ignore[arg-type]
-    await _INSERT_ITEM.run(call.session, vars(item))
-    if draft.label_ids:
-        await _INSERT_LABELS.run_many(call.session, [{"content_item_id": item.id, "label_id": label_id,
-                                                          "brand_id": item.brand_id} for label_id in draft.label_ids])
-    return item, draft
-
-
 async def create_content_item(call: Call, req: Any) -> dict[str, Any] | Reply:
-    item, draft = await _insert(call, req)
+    assert call.caller is not None
+    item, draft = await insert_item(call.session, workspace_id=call.caller.workspace_id, user_id=call.caller.user_id,
+                                    brand_id=call.brand_id, now=call.now, req=req)
     ids = list(item.intended_integration_ids)
     plain = released_plain(item, draft.label_ids)  # the common draft as JSON already: no model to build and dump
     data = {
@@ -87,11 +61,6 @@ async def create_content_item(call: Call, req: Any) -> dict[str, Any] | Reply:
                                                         content_item_id=item.id)}),
     }
     return data if plain is None else Reply(data=data, plain=True)
-
-
-async def create_content_item_older(call: Call, req: Any) -> Any:
-    item, draft = await _insert(call, req)
-    return older(item, draft.label_ids)
 
 
 # -- read and lists ------------------------------------------------------------------------------------------
@@ -134,15 +103,6 @@ async def list_content_items(call: Call, req: ListContentItemsRequest) -> Reply:
     self_link = links_to("get_content_item", "content_item_id", brand_id=call.brand_id)  # every row's brand
     return Reply(data={"items": [summary(r, labels[r.id], self_link) for r in rows], "has_more": has_more,
                        "next_cursor": rows[-1].id if has_more else None}, plain=True)
-
-
-async def list_content_items_older(call: Call, req: ListContentItemsOlderRequest) -> Reply:
-    order = sort_order(getattr(ContentItem, req.sort_by), ContentItem.id, req.sort_dir)
-    rows, pagination = await older_page(
-        call.session, select(ContentItem).where(ContentItem.brand_id == call.brand_id).order_by(*order),
-        req.page, req.limit)
-    labels = await label_ids_of(call.session, [r.id for r in rows])
-    return Reply(data=[older(r, labels[r.id]) for r in rows], pagination=pagination)
 
 
 # -- update and delete (older routes) --------------------------------------------------------------------------
@@ -264,7 +224,6 @@ async def update_tiktok_privacy(call: Call, req: sc.UpdateTikTokPrivacyRequest) 
     }
 
 
-NO_SIDE_EFFECTS = "Creates no Schedule, run or job, calls no provider and publishes nothing."
 CONTENT_ITEM_PATH = "/v1/brands/{brand_id}/content-items"
 ONE_ITEM_PATH = CONTENT_ITEM_PATH + "/{content_item_id}"
 
@@ -278,15 +237,6 @@ ENDPOINTS = [
                 "ready media.",
         guidance="Strict body: unknown keys, unsorted or duplicate IDs are refused, never "
                  "corrected. Publishes nothing. Next: preflight_content.",
-    ),
-    Endpoint(
-        name="create_content_item_older", method="POST", path=CONTENT_ITEM_PATH, variant="older",
-        toolset="publishing", handler=create_content_item_older, request=sc.CreateContentItemOlderRequest,
-        response=sc.OlderContentItem, scopes=("posts:write",), status=201, brand_row=False,
-        title="Create content item (older)",
-        summary="Create a draft content item in the older shape: no idempotency key, no intended integrations or "
-                "thumbnail media, and the created item itself as data.",
-        guidance=f"{NO_SIDE_EFFECTS} Prefer create_content_item. REST: POST ...?variant=older.",
     ),
     Endpoint(
         name="get_content_item", method="GET", path=ONE_ITEM_PATH, toolset="content", handler=get_content_item,
@@ -303,14 +253,6 @@ ENDPOINTS = [
                 "cursor pages.",
         guidance="Read-only; does not say whether an item is scheduled (list_drafts lists unused "
                  "ones).",
-    ),
-    Endpoint(
-        name="list_content_items_older", method="GET", path=CONTENT_ITEM_PATH, variant="older", toolset="publishing",
-        handler=list_content_items_older, request=ListContentItemsOlderRequest, response=sc.OlderContentItem,
-        list_shape="older", scopes=("posts:read",), title="List content items (older)",
-        summary="List a brand's content items as full items in the older page/limit shape, sorted by creation, "
-                "update time or name.",
-        guidance="Read-only. Prefer list_content_items. REST: GET ...?variant=older.",
     ),
     Endpoint(
         name="update_content_item", method="PATCH", path=ONE_ITEM_PATH, toolset="content",

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.errors import ApiError
+from tools import catalogue
 
 UsageProbe = Callable[[AsyncSession, str, list[str]], Awaitable[Mapping[str, Iterable[str]]]]
 
@@ -33,9 +34,7 @@ async def usage(session: AsyncSession, brand_id: str, content_item_ids: Iterable
     found: dict[str, set[str]] = {}
     if not ids:
         return found
-    from tools import areas  # the areas import this module
-
-    for probe in areas.usage_probes():
+    for probe in catalogue.usage_probes():
         for item_id, states in (await probe(session, brand_id, ids)).items():
             states = set(states)
             if item_id in ids and states:

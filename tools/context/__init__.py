@@ -1,1 +1,1 @@
-"""Context toolset: who am I (get_context lives with brands), plans and platform capabilities."""
+"""Context toolset: who am I (agent.py), plans and platform capabilities."""

@@ -6,16 +6,16 @@ import dataclasses
 import hashlib
 import json
 from functools import cache
-from typing import Any
+from typing import Any, get_args
 
 from schemas.capabilities import Capabilities
+from schemas.media_repair import RepairMode
 from schemas.platform_settings import SETTINGS_MODELS
 from schemas.platforms import REPAIR_POLICY, VALIDATION_VERSION, Platform, public_platforms, rules_fingerprint
 from schemas.platforms.rules import MediaSpec, PostTypeRules, TextLimit
 from schemas.requests import NoInput
 from schemas.textcount import COUNTING_DESCRIPTIONS
 from tools.endpoint import Call, Endpoint, Reply
-from tools.schedules.repair_options import MODES
 
 CACHE_CONTROL = "public, max-age=300"
 
@@ -110,7 +110,7 @@ def capabilities_document() -> dict[str, Any]:
         "repair_policy": {"max_crop_loss": policy.max_crop_loss, "max_pad_share": policy.max_pad_share,
                           "max_upscale": policy.max_upscale, "aspect_tolerance": policy.aspect_tolerance,
                           "kinds": list(policy.kinds), "max_video_seconds": policy.max_video_seconds,
-                          "modes": list(MODES), "background": policy.background},
+                          "modes": list(get_args(RepairMode)), "background": policy.background},
         "platforms": [_platform(p) for p in public_platforms()],
     }
     return Capabilities.model_validate(doc).model_dump(mode="json")

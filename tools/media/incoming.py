@@ -1,4 +1,5 @@
-"""Upload sessions on an object store: presigned PUT URLs, and the worker tick that accepts what arrived.
+"""Upload sessions on an object store: the worker tick that accepts what arrived at a presigned PUT URL
+(tools/media/uploads.py `presigned` makes the URLs).
 
 With `SOCIALPUB_MEDIA_STORE=s3://...`, an upload session's URL is a presigned S3 PUT for the key
 `incoming/<media_id>`, binding the declared content type, length and SHA-256 (S3 refuses other bytes), so
@@ -20,30 +21,15 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel import select
 
-from schemas.media import UPLOAD_TTL_SECONDS
-from schemas.settings import Settings
 from storage.tables.media import Media
 from tools.media.items import blob_key, blobs
+from tools.media.uploads import enqueue_processing, incoming_key
 from tools.runtime import Runtime
 
 log = logging.getLogger("socialpub.media")
 
 BATCH = 50  # sessions looked at per worker pass
 GRACE = timedelta(minutes=15)  # a PUT started just before the session expired may still land
-
-
-def incoming_key(media_id: str) -> str:
-    return f"incoming/{media_id}"
-
-
-def presigned(settings: Settings, media: Media) -> tuple[str, dict[str, str]] | None:
-    """(url, headers) of a presigned PUT when the store is an object store and `media` is an upload session."""
-    store = blobs(settings)
-    presign = getattr(store, "presign_put", None)
-    if presign is None or media.source != "upload" or media.size is None or not media.sha256:
-        return None
-    return presign(incoming_key(media.id), content_type=media.content_type, size=media.size, sha256=media.sha256,
-                   expires_in=UPLOAD_TTL_SECONDS)
 
 
 async def _verified(store: Any, key: str, media: Media) -> bool:
@@ -58,8 +44,6 @@ async def accept_incoming(rt: Runtime, worker_id: str) -> int:
     store = blobs(rt.settings)
     if getattr(store, "presign_put", None) is None:
         return 0
-    from tools.media.uploads import enqueue_processing
-
     now = rt.clock.now()
     async with rt.db.session(write=False) as session:
         waiting = (await session.exec(select(Media).where(

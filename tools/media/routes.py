@@ -149,7 +149,9 @@ def _replayed(data: Any) -> Any:
     return {**data, "replayed": True} if isinstance(data, dict) else data
 
 
-async def request_media_upload_url(call: Call, req: RequestUploadUrlRequest) -> Reply:
+async def legacy_upload_url(call: Call, req: RequestUploadUrlRequest) -> Reply:
+    """The legacy upload flow (a pending media item and its signed PUT URL): a service of this area for the
+    publishing toolset's older route, `request_media_upload_url` (tools/publishing/older.py)."""
     issues = Issues()
     name = _filename(req.filename, issues)
     await _check_folder(call, req.folder_id, issues)
@@ -249,8 +251,6 @@ async def update_media(call: Call, req: UpdateMediaRequest) -> dict[str, Any]:
     return media_item(media, call.rt.settings, call.now)
 
 
-NEVER = "Never publishes and changes no content."
-
 ENDPOINTS = [
     Endpoint(
         name="create_media_upload_session", method="POST", path="/v1/brands/{brand_id}/media/upload-sessions",
@@ -270,16 +270,6 @@ ENDPOINTS = [
                 "fetched in the background.",
         guidance="Private addresses are refused. Next: get_media until "
                  "readiness.ready_for_content. Never publishes.",
-    ),
-    Endpoint(
-        name="request_media_upload_url", method="POST", path="/v1/brands/{brand_id}/media/upload-url",
-        toolset="publishing", handler=request_media_upload_url, request=RequestUploadUrlRequest,
-        response=out.UploadUrl, scopes=("media:write",), idempotency="optional", status=201,
-        title="Request media upload URL (legacy)",
-        summary="Legacy upload flow: get a media ID and a signed PUT upload_url for a file name and content type.",
-        guidance="PUT the bytes to upload_url with the same Content-Type, then update_media with status "
-                 "ready_for_processing, then get_media until status is completed. Prefer "
-                 f"create_media_upload_session (size and hash checked). {NEVER}",
     ),
     Endpoint(
         name="list_media", method="GET", path="/v1/brands/{brand_id}/media", toolset="media", handler=list_media,

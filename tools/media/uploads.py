@@ -43,6 +43,21 @@ def upload_expiry(now: datetime) -> datetime:
     return (now + timedelta(seconds=UPLOAD_TTL_SECONDS)).replace(microsecond=0)
 
 
+def incoming_key(media_id: str) -> str:
+    return f"incoming/{media_id}"
+
+
+def presigned(settings: Settings, media: Media) -> tuple[str, dict[str, str]] | None:
+    """(url, headers) of a presigned PUT when the store is an object store and `media` is an upload session; the
+    worker tick that accepts what arrives there is tools/media/incoming.py."""
+    store = blobs(settings)
+    presign = getattr(store, "presign_put", None)
+    if presign is None or media.source != "upload" or media.size is None or not media.sha256:
+        return None
+    return presign(incoming_key(media.id), content_type=media.content_type, size=media.size, sha256=media.sha256,
+                   expires_in=UPLOAD_TTL_SECONDS)
+
+
 def _parts(media: Media, expires: int) -> tuple[str, ...]:
     # Upload sessions bind the declared size and hash; the legacy flow declares neither (they are measured).
     declared = media.source == "upload"
@@ -52,8 +67,6 @@ def _parts(media: Media, expires: int) -> tuple[str, ...]:
 
 def upload_url(settings: Settings, media: Media) -> str:
     assert media.upload_expires_at is not None
-    from tools.media.incoming import presigned  # (imports this module)
-
     direct = presigned(settings, media)
     if direct is not None:  # an object store: the client PUTs straight to it
         return direct[0]
@@ -65,8 +78,6 @@ def upload_url(settings: Settings, media: Media) -> str:
 
 def upload_headers(media: Media, settings: Settings | None = None) -> dict[str, str]:
     if settings is not None:
-        from tools.media.incoming import presigned
-
         direct = presigned(settings, media)
         if direct is not None:
             return direct[1]

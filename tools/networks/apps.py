@@ -17,6 +17,7 @@ from sqlmodel import select
 from schemas.ids import new_id
 from storage import vault
 from storage.tables.networks import OAuthApp
+from tools.networks.networks import NETWORKS
 from tools.runtime import Runtime
 
 OPERATOR_SERVER = ""  # the `server` of an operator-configured app (fixed networks have one each)
@@ -40,8 +41,6 @@ def env_app(platform: str) -> tuple[str, str, str | None] | None:
 
 
 def _operator_platforms() -> list[str]:
-    from tools.networks.oauth import NETWORKS
-
     return sorted(p for p, n in NETWORKS.items() if n.register is None)
 
 
@@ -61,8 +60,6 @@ async def set_app(rt: Runtime, platform: str, client_id: str, client_secret: str
     _check(platform, client_id, redirect_uri)
     if len(client_secret) > 1000:
         raise AppError("--client-secret is longer than 1000 characters")
-    from tools.networks.oauth import NETWORKS
-
     now = rt.clock.now()
     async with rt.db.session(write=True) as s:
         app = (await s.exec(select(OAuthApp).where(OAuthApp.platform == platform,

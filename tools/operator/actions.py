@@ -1,6 +1,8 @@
-"""Operator actions (the spec's "dashboard"): workspaces, brands, keys, sandbox accounts, the demo seed.
+"""Operator actions (the spec's "dashboard"): workspaces, brands, keys, sandbox accounts.
 
-The CLI calls these; tests use them to build fixtures. Each takes an open session and the current time.
+The CLI calls these; tests use them to build fixtures; areas call them as services (the admin area creates
+prospect brands, the networks area connects accounts), so this module imports no area that imports it. The demo
+seed, which reads every area's seeders, is tools/operator/demo.py. Each takes an open session and the current time.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from schemas.errors import ApiError
 from schemas.ids import new_id
 from schemas.plans import DEFAULT_PLAN_ID, PLAN_IDS
 from schemas.platforms import BY_KEY as PLATFORMS_BY_KEY
-from schemas.platforms import PLATFORMS
 from schemas.scopes import ALL_SCOPES, ROLE_SCOPES, ROLES
 from schemas.scopes import BY_NAME as SCOPES_BY_NAME
 from storage import vault
@@ -28,8 +29,6 @@ from tools.notifications import notify
 from tools.services.auth import hash_key, key_hint, new_secret
 
 INTEGRATION_STATUSES = ("connected", "expired", "needs_reauth")
-# The demo workspace's plan: room for its accounts on every network, and paid features such as Autopilot.
-DEMO_PLAN_ID = "agency"
 
 
 class OperatorError(ValueError):
@@ -238,49 +237,3 @@ async def disconnect_integration(session: AsyncSession, now: datetime, integrati
     session.add(integration)
     await session.flush()
     return integration
-
-
-DEMO_BRANDS = (
-    {
-        "name": "Acme Coffee Roasters", "timezone": "America/New_York", "website": "https://acme-coffee.example",
-        "category": "Food & Beverage", "description": "Small-batch roastery shipping fresh beans weekly.",
-        "colors": ["#3B2F2F", "#C8A27A", "#F5EFE6"], "title_font": "Playfair Display", "body_font": "Inter",
-        "voice_instructions": "Warm, knowledgeable, never pushy. Short sentences.",
-        "voice_profile": "## Voice\nFriendly coffee nerds who love sharing brewing tips.",
-        "voice_strategy": "## Strategy\nThree posts a week: brewing tips, new origins, behind the scenes.",
-        "default_cta_text": "Shop this week's roast", "default_cta_url": "https://acme-coffee.example/shop",
-        "content_preferences": {"default_cta": "Shop this week's roast", "logo_frequency": "sometimes",
-                                "cta_frequency": "often"},
-        "brand_kit": {"colors": ["#3B2F2F", "#C8A27A", "#F5EFE6"], "fonts": {"title": "Playfair Display",
-                                                                             "body": "Inter"},
-                      "style_guidelines": "Natural light, earthy tones, no stock photos."},
-        "image_posting": "daily", "video_posting": "weekly",
-    },
-    {
-        "name": "Northwind Outdoors", "timezone": "Europe/Berlin", "website": "https://northwind.example",
-        "category": "Outdoor & Sports", "description": "Gear and guides for alpine hiking.",
-        "colors": ["#1F4E5F", "#F2A541"], "voice_instructions": "Adventurous and practical; safety first.",
-    },
-)
-
-
-async def seed_demo(session: AsyncSession, now: datetime) -> dict[str, Any]:
-    """A workspace with two brands, sandbox accounts on every platform (one TikTok account expired) and a
-    full-scope key. Areas that own other demo data (labels, media...) are listed in tools/areas.py."""
-    from tools import areas  # the areas import this module: read their list only when seeding
-    ws = await create_workspace(session, now, "Demo workspace", plan_id=DEMO_PLAN_ID)
-    brands = [await create_brand(session, now, ws, **spec) for spec in DEMO_BRANDS]
-    integrations = []
-    for brand in brands:
-        for p in PLATFORMS:
-            integrations.append(await connect_integration(session, now, brand, p.key))
-        integrations.append(await connect_integration(
-            session, now, brand, "tiktok", display_name=f"{brand.name} TikTok (old account)",
-            username=f"{brand.name.lower().replace(' ', '')[:16]}_old", status="expired"))
-    key, secret = await create_key(session, now, ws, "Demo full-access key", ALL_SCOPES, role="admin")
-    seeded: dict[str, Any] = {}
-    for seeder in areas.demo_seeders():
-        seeded.update(await seeder(session, now, ws, brands) or {})
-    return {"workspace": ws, "brands": brands, "integrations": integrations, "key": key, "secret": secret,
-            **seeded}
-

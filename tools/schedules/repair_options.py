@@ -20,13 +20,14 @@ import json
 import math
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import Any, get_args
 
+from schemas.media_repair import RepairMode
 from schemas.platforms import BY_KEY, REPAIR_POLICY, VALIDATION_VERSION
 from schemas.platforms.rules import MediaSpec, RepairPolicy
 from schemas.preflight import Box, MediaFacts, Padding, RepairOption, Size
 
-MODES = ("centre_crop", "pad")
+MODES: tuple[str, ...] = get_args(RepairMode)
 
 UNAVAILABLE = {
     "REPAIR_SOURCE_UNKNOWN": "The source's dimensions or content hash are not known yet; read the media again "

@@ -34,6 +34,7 @@ from storage.tables.publishing import (
     PublishTarget,
     Schedule,
 )
+from tools import catalogue
 from tools.endpoint import Call, Endpoint
 from tools.links import link
 from tools.schedules.authority import record_approver, require_change_authority
@@ -334,9 +335,7 @@ async def move_schedule_to_draft(call: Call, req: out.ConfirmRequest) -> dict[st
     await _refuse_if_run(call, row, "moved to drafts")
     item_id = row.content_item_id
     states: set[str] = set((await _item_usage(call.session, call.brand_id, [item_id], exclude=row.id)).get(item_id, ()))
-    from tools import areas  # the areas import this module
-
-    for probe in areas.usage_probes():
+    for probe in catalogue.usage_probes():
         if probe is not schedule_usage:
             states.update((await probe(call.session, call.brand_id, [item_id])).get(item_id, ()))
     if states:
