@@ -7,7 +7,7 @@ deferred `BEGIN` and never block each other or a writer.
 Within one process, SQLite writers take turns on an in-process lock (FIFO) before they open their transaction:
 SQLite's own busy handler makes a blocked writer sleep and retry with back-offs growing to 100 ms, so under
 concurrency a writer that arrives late can win while one that has waited long sleeps, and draft creation at
-16 connections had a p99 of seconds (docs/operations.md, "Write latency"). Between processes (`serve` beside a
+16 connections had a p99 of seconds (bench/HISTORY.md, "Write latency"). Between processes (`serve` beside a
 separate `socialpub worker`) the busy timeout still arbitrates. PostgreSQL needs and gets neither.
 """
 

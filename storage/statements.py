@@ -1,7 +1,7 @@
 """Hot statements built once at import and run through SQLAlchemy Core on the session's connection.
 
 On the hot paths (`GET /v1/context`, a content list page, creating a draft) building a statement and running it
-through the ORM (entities, an identity map, the unit of work) cost more than the query itself (docs/operations.md,
+through the ORM (entities, an identity map, the unit of work) cost more than the query itself (bench/HISTORY.md,
 "Request path profile"). These statements select columns or insert plain values; each is built once, compiled
 once per dialect into the engine's statement cache (SQLAlchemy's own, keyed by the statement's structure), and
 executed on the session's `AsyncConnection`, so they share the request's transaction without the ORM's execution
