@@ -103,7 +103,7 @@ class PathHandler:
         self.dispatcher = dispatcher
         self.by_method: dict[str, dict[str | None, Endpoint]] = defaultdict(dict)
         # By endpoint name, derived on the endpoint's first request: deriving all ~90 at start-up (each a JSON
-        # schema) was a tenth of a second of every `socialpub serve`'s start (docs/operations.md "Start-up").
+        # schema) was a tenth of a second of every `socialpub serve`'s start (bench/HISTORY.md "Start-up").
         self.query_types: dict[str, dict[str, set[str]]] = {}
         for ep in endpoints:
             self.by_method[ep.method][ep.variant] = ep

@@ -37,7 +37,7 @@ def freeze_startup_heap() -> int:
     the garbage collector's generations (`gc.freeze`); returns how many. Those objects (modules, classes,
     SQLAlchemy mappers, pydantic schemas: ~140,000 in a started `socialpub worker`) live as long as the process,
     yet every full collection scanned them all again: 30-100 ms on the 2-core machine, once or twice per 300
-    targets published (docs/operations.md, "Third round: the worker's own objects and the collector"). What a
+    targets published (bench/HISTORY.md, "Third round: the worker's own objects and the collector"). What a
     pass allocates is still collected; a full collection then scans only that. For whole worker processes
     (`socialpub worker`), not for code that shares its process with others (tests, `serve`'s in-process worker)."""
     gc.collect()  # garbage made by start-up is freed, not frozen

@@ -7,7 +7,7 @@ deferred `BEGIN` and never block each other or a writer.
 Within one process, SQLite writers take turns on an in-process lock (FIFO) before they open their transaction:
 SQLite's own busy handler makes a blocked writer sleep and retry with back-offs growing to 100 ms, so under
 concurrency a writer that arrives late can win while one that has waited long sleeps, and draft creation at
-16 connections had a p99 of seconds (docs/operations.md, "Write latency"). Between processes (`serve` beside a
+16 connections had a p99 of seconds (bench/HISTORY.md, "Write latency"). Between processes (`serve` beside a
 separate `socialpub worker`) the busy timeout still arbitrates. PostgreSQL needs and gets neither.
 """
 
@@ -25,7 +25,7 @@ import anyio.lowlevel
 import orjson
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -77,7 +77,13 @@ def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
         # so a writer waiting on another process's lock waits there, never on the event loop).
         if not immediate and conn.get_execution_options().get(ONE_STATEMENT):
             return
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        # One call of aiosqlite's own `execute` (SQLAlchemy's documented `AdaptedConnection.run_async`): through
+        # the DB-API adapter a BEGIN is three trips to aiosqlite's thread (cursor, execute, close).
+        sql = "BEGIN IMMEDIATE" if immediate else "BEGIN"
+        try:
+            conn.connection.dbapi_connection.run_async(lambda driver: driver.execute(sql))
+        except sqlite3.Error as exc:  # as exec_driver_sql raises it (a busy timeout -> OperationalError -> 503)
+            raise DBAPIError.instance(sql, (), exc, sqlite3.Error) from exc
 
     return engine
 

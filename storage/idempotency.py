@@ -5,7 +5,7 @@ waits on the unique index, then finds the record and replays it) and settled in 
 response. The insert is `ON CONFLICT DO NOTHING` on (API key, endpoint, key): a new key costs one statement
 instead of a lookup and an insert, and a key already stored answers "not reserved" rather than an
 IntegrityError that would end the transaction. Plain Core statements built once, no ORM objects
-(storage/statements.py): this runs on every idempotent write (docs/operations.md,
+(storage/statements.py): this runs on every idempotent write (bench/HISTORY.md,
 "Write latency").
 """
 

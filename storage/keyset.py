@@ -61,7 +61,7 @@ async def page(session: AsyncSession, query: Any, column: Any, id_column: Any, *
 
 class PageQuery:
     """The statements of one keyset list built once, with the limit, the position and the list's own filters
-    as bound parameters: building a statement costs more than running it on a hot list (docs/operations.md,
+    as bound parameters: building a statement costs more than running it on a hot list (bench/HISTORY.md,
     "Request path profile"). `query` selects the rows and filters them with `bindparam`s that `params` fills;
     the time columns named in `iso` come out as the API's text (storage/statements.py)."""
 

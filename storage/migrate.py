@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 # This code's head revision, known without Alembic: a server checks a current database against it at start-up
-# without loading the migration scripts (docs/operations.md, "Start-up"). tests/test_migrations.py fails when a
+# without loading the migration scripts (bench/HISTORY.md, "Start-up"). tests/test_migrations.py fails when a
 # new migration is not named here.
 HEADS = frozenset({"0015_oauth_spent_tokens"})
 VERSION_TABLE = "alembic_version"
@@ -196,7 +196,7 @@ async def upgrade(db: Database, revision: str = "heads") -> None:
         db.prepare_file()  # `init`: the one command that creates a database
     if refusal is None and revision == "heads":
         # Already at this code's heads: Alembic would run no migration and write nothing, so it is not loaded
-        # (`socialpub init` on a current database, docs/operations.md "Start-up").
+        # (`socialpub init` on a current database, bench/HISTORY.md "Start-up").
         return
     from alembic import command
 

@@ -178,7 +178,7 @@ def pg_scratch() -> Any:
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: one worker more than the cores. The suite waits on subprocesses, servers and Chromium for part
     of its time; on 2 cores a third worker took the clean-clone run from 6 min 31 s to 6 min 02 s, a fourth
-    made it slower again (6 min 10 s), docs/operations.md."""
+    made it slower again (6 min 10 s), bench/HISTORY.md."""
     return len(os.sched_getaffinity(0)) + 1
 
 

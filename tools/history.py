@@ -17,7 +17,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from schemas import history as out
 from schemas.history import ListHistoryRequest
 from schemas.time import iso
-from storage.pagination import older_page, sort_order
+from storage.pagination import older_page_of_ids, sort_order
 from storage.tables.publishing import Publication, PublishTarget
 from tools.endpoint import Call, Endpoint
 from tools.services.redaction import safe_failure, safe_permalink
@@ -67,9 +67,8 @@ def history_item(p: Publication, target: PublishTarget | None) -> dict[str, Any]
 
 async def list_history(call: Call, req: ListHistoryRequest) -> dict[str, Any]:
     order = sort_order(Publication.created_at, Publication.id, "desc")
-    rows, pagination = await older_page(
-        call.session, select(Publication).where(Publication.brand_id == call.brand_id).order_by(*order),
-        req.page, req.limit)
+    rows, pagination = await older_page_of_ids(call.session, Publication, Publication.id,
+                                               (Publication.brand_id == call.brand_id,), order, req.page, req.limit)
     targets = await publication_targets(call.session, call.brand_id, rows)
     return {"items": [history_item(r, targets.get(r.target_id)) for r in rows], "has_more": pagination["has_more"]}
 

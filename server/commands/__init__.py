@@ -3,7 +3,7 @@
 
 The list holds each top-level command's help line and the modules that declare its parser, so `socialpub
 --help` is printed without importing any command module, and a command imports only its own modules (and
-they their implementation): start-up stays a small fraction of a second (docs/operations.md, "Start-up").
+they their implementation): start-up stays a small fraction of a second (bench/HISTORY.md, "Start-up").
 """
 
 from __future__ import annotations

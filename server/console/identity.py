@@ -35,7 +35,7 @@ MAX_PASSWORD = 1024  # argon2 hashes anything; the bound stops a megabyte "passw
 
 # Verified when the email is unknown, so timing does not tell (the result is refused whatever it is): a hash of a
 # discarded random secret, written here rather than hashed at import, which cost every `socialpub` command
-# importing this module 0.15-0.2 s of CPU (docs/operations.md, "Start-up").
+# importing this module 0.15-0.2 s of CPU (bench/HISTORY.md, "Start-up").
 DUMMY_HASH = "$argon2id$v=19$m=65536,t=3,p=4$pcMeIjlAkF9LJnqbYANV3g$+tq+t3WdmD2meGrg3W92Muw6tk41Oz8ZEg9Hk5eZJxQ"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -188,3 +189,32 @@ async def test_mcp_and_rest_give_the_same_lists(pb) -> None:
         direct = await pb.env.call(name, pb.world.full_key, brand_id=pb.brand.id)
         assert direct.status == 200 and direct.body["data"] == rest["data"]
         assert direct.body.get("pagination") == rest.get("pagination")
+
+
+async def test_a_deep_history_page_skips_index_entries_not_rows(pb) -> None:
+    """Page numbers stay (the spec's), but the OFFSET walks a subquery of IDs over ix_publications_brand_created
+    (index-only on SQLite), and only the page's rows are read in full."""
+    from sqlalchemy import event
+
+    await pb.seed([(pb.ig, PUBLISHED)])
+    sent: list[tuple[str, Any]] = []
+
+    def capture(_conn, _cursor, statement, parameters, _context, _many) -> None:
+        sent.append((statement, parameters))
+
+    engine = pb.env.db.read_engine.sync_engine
+    event.listen(engine, "before_cursor_execute", capture)
+    try:
+        assert (await pb.get("history", page=40, limit=20)).status_code == 200
+    finally:
+        event.remove(engine, "before_cursor_execute", capture)
+    [(statement, params)] = [(q, p) for q, p in sent if "FROM publications" in q and "OFFSET" in q]
+    assert re.search(r"\(SELECT publications\.id AS id\s+FROM publications ", statement), statement  # IDs only
+    if pb.env.backend != "sqlite":
+        return  # PostgreSQL plans a table this small with a sequential scan, whatever the query
+    prefix = "EXPLAIN QUERY PLAN "
+    async with pb.env.db.session(write=False) as s:
+        plan = "\n".join(" ".join(str(v) for v in row) for row in
+                         (await (await s.connection()).exec_driver_sql(prefix + statement, params)).all())
+    assert "COVERING INDEX ix_publications_brand_created" in plan, plan
+    assert "SCAN publications" not in plan, plan

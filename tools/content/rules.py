@@ -458,7 +458,7 @@ def _settings_in_order(settings: Any) -> tuple[str, ...]:
 
 # A list page computes `platforms` and `media_ids` for each of its items, whose settings and per-platform copy
 # come in a handful of key sets: what the keys decide (the platforms, the order of the settings to walk) is kept
-# by key set, bounded (docs/operations.md, "the content list, fifth pass").
+# by key set, bounded (bench/HISTORY.md, "the content list, fifth pass").
 _PLATFORMS_OF: dict[tuple[Any, ...], tuple[str, ...]] = {}
 _SETTINGS_IN_ORDER: dict[tuple[Any, ...], tuple[str, ...]] = {}
 _REMEMBERED = 512

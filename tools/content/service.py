@@ -16,7 +16,7 @@ from storage.tables.content import ContentItem, ContentItemLabel
 from tools.content.rules import Draft, check, check_data
 
 # A new item and its labels are written by Core inserts of plain values: building a SQLModel object and flushing
-# it through the unit of work cost more than the rest of the create (docs/operations.md, "Write latency").
+# it through the unit of work cost more than the rest of the create (bench/HISTORY.md, "Write latency").
 # Built once, run through Core on the session's connection (storage/statements.py).
 _INSERT_ITEM = Write(insert(ContentItem.__table__))  # type: ignore[attr-defined]
 _INSERT_LABELS = Write(insert(ContentItemLabel.__table__))  # type: ignore[attr-defined]

@@ -26,7 +26,7 @@ from schemas.media import (
 )
 
 # PyAV and Pillow are imported where a file is opened, not with the module: every process importing the areas
-# (a server, a worker) imports this one, and most never look at a file (docs/operations.md "Start-up").
+# (a server, a worker) imports this one, and most never look at a file (bench/HISTORY.md "Start-up").
 if TYPE_CHECKING:
     import av
     from PIL import Image

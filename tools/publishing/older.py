@@ -14,7 +14,7 @@ from schemas import media as media_out
 from schemas.content import ListContentItemsOlderRequest
 from schemas.history import ListPublicationsRequest
 from schemas.media import RequestUploadUrlRequest
-from storage.pagination import older_page, sort_order
+from storage.pagination import older_page, older_page_of_ids, sort_order
 from storage.tables.content import ContentItem
 from storage.tables.publishing import Publication
 from tools.content.routes import CONTENT_ITEM_PATH
@@ -50,9 +50,8 @@ async def list_content_items_older(call: Call, req: ListContentItemsOlderRequest
 
 async def list_publications(call: Call, req: ListPublicationsRequest) -> Reply:
     order = sort_order(getattr(Publication, req.sort_by), Publication.id, req.sort_dir)
-    rows, pagination = await older_page(
-        call.session, select(Publication).where(Publication.brand_id == call.brand_id).order_by(*order),
-        req.page, req.limit)
+    rows, pagination = await older_page_of_ids(call.session, Publication, Publication.id,
+                                               (Publication.brand_id == call.brand_id,), order, req.page, req.limit)
     targets = await publication_targets(call.session, call.brand_id, rows)
     return Reply(data=[publication_out(r, targets.get(r.target_id)) for r in rows], pagination=pagination)
 

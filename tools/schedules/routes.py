@@ -245,12 +245,18 @@ async def list_schedules(call: Call, req: Any) -> dict[str, Any]:
                            issues=[issue("$.label", "NOT_FOUND", "Use an id from list_labels.")])
     desc = req.order_direction == "desc"
     parts = _cursor_parts(call, start, end, req.label, req.order_direction)
-    query = select(Schedule).where(Schedule.brand_id == call.brand_id, Schedule.scheduled_at >= start,
-                                   Schedule.scheduled_at < end)
+    position = _decode_cursor(call, parts, req.cursor) if req.cursor is not None else None
+    # A deeper page's position bounds the range on its side of the window: only one bound per side, so SQLite's
+    # planner starts the index range at the position, not at the window's edge (and walks no earlier rows).
+    bounds = [Schedule.scheduled_at >= start, Schedule.scheduled_at < end]
+    if position is not None and not desc and position[0] >= start:
+        bounds = [Schedule.scheduled_at < end]  # keyset.after adds scheduled_at >= the position's time
+    elif position is not None and desc and position[0] < end:
+        bounds = [Schedule.scheduled_at >= start]  # keyset.after adds scheduled_at <= the position's time
+    query = select(Schedule).where(Schedule.brand_id == call.brand_id, *bounds)
     if req.label is not None:
         query = query.join(ContentItemLabel, ContentItemLabel.content_item_id == Schedule.content_item_id).where(
             ContentItemLabel.label_id == req.label, ContentItemLabel.brand_id == call.brand_id)
-    position = _decode_cursor(call, parts, req.cursor) if req.cursor is not None else None
     rows, has_more = await keyset.page(session, query, Schedule.scheduled_at, Schedule.id, desc=desc,
                                        limit=req.limit, position=position)
     return {"items": await schedule_payloads(session, rows), "has_more": has_more,
