@@ -21,9 +21,9 @@ from storage.tables.library import Label, Snippet
 from tools.endpoint import Call, Endpoint, Reply
 
 
-def label_out(label: Label) -> dict[str, Any]:
-    return {"id": label.id, "name": label.name, "color": label.color, "created_at": iso(label.created_at),
-            "updated_at": iso(label.updated_at)}
+def label_out(label: Label) -> sl.Label:
+    return sl.Label(id=label.id, name=label.name, color=label.color, created_at=iso(label.created_at),
+                    updated_at=iso(label.updated_at))
 
 
 def _sort_key(label: Label) -> tuple[str, str, str]:
@@ -31,13 +31,13 @@ def _sort_key(label: Label) -> tuple[str, str, str]:
     return (label.name.casefold(), label.name, label.id)
 
 
-async def list_labels(call: Call, req: ListLabelsRequest) -> dict[str, Any]:
+async def list_labels(call: Call, req: ListLabelsRequest) -> sl.LabelList:
     rows = (await call.session.exec(select(Label).where(Label.brand_id == call.brand_id)
                                     .limit(sl.LABELS_PER_BRAND_MAX))).all()
-    return {"items": [{"id": r.id, "name": r.name, "color": r.color} for r in sorted(rows, key=_sort_key)]}
+    return sl.LabelList(items=[sl.LabelRef(id=r.id, name=r.name, color=r.color) for r in sorted(rows, key=_sort_key)])
 
 
-async def list_labels_older(call: Call, req: ListLabelsOlderRequest) -> Reply:
+async def list_labels_older(call: Call, req: ListLabelsOlderRequest) -> Reply[list[sl.Label]]:
     rows, pagination = await older_page(
         call.session, select(Label).where(Label.brand_id == call.brand_id).order_by(
             *sort_order(Label.created_at, Label.id, "desc")), req.page, req.limit)
@@ -62,7 +62,7 @@ async def _refuse_duplicate(call: Call, name: str, except_id: str | None = None)
                        details={"existing_label_id": existing})
 
 
-async def create_label(call: Call, req: sl.CreateLabelRequest) -> dict[str, Any]:
+async def create_label(call: Call, req: sl.CreateLabelRequest) -> sl.Label:
     assert call.brand is not None
     name = req.name.strip()
     await _refuse_duplicate(call, name)
@@ -78,7 +78,7 @@ async def create_label(call: Call, req: sl.CreateLabelRequest) -> dict[str, Any]
     return label_out(label)
 
 
-async def update_label(call: Call, req: sl.UpdateLabelRequest) -> dict[str, Any]:
+async def update_label(call: Call, req: sl.UpdateLabelRequest) -> sl.Label:
     provided = req.model_fields_set & {"name", "color"}
     if not provided:
         raise ApiError("MALFORMED_REQUEST", "Send name, color or both.",
@@ -95,7 +95,7 @@ async def update_label(call: Call, req: sl.UpdateLabelRequest) -> dict[str, Any]
     return label_out(label)
 
 
-async def delete_label(call: Call, req: sl.LabelPath) -> dict[str, Any]:
+async def delete_label(call: Call, req: sl.LabelPath) -> sl.Deleted:
     label = await load_label(call, req.label_id)
     await call.session.exec(delete(ContentItemLabel).where(ContentItemLabel.label_id == label.id))
     # Snippets keep label IDs in a JSON list: rewrite the (few) that carry this one.
@@ -106,7 +106,7 @@ async def delete_label(call: Call, req: sl.LabelPath) -> dict[str, Any]:
             call.session.add(snippet)
     await call.session.delete(label)
     await call.session.flush()
-    return {"id": label.id, "outcome": "deleted"}
+    return sl.Deleted(id=label.id, outcome="deleted")
 
 
 LABELS_PATH = "/v1/brands/{brand_id}/labels"
