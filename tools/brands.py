@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sqlalchemy import bindparam
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas import brands as out
 from schemas.brands import BrandPath, GetContextRequest, ListBrandsRequest
@@ -22,8 +22,8 @@ from tools.links import link, links_to
 def _context_brands(restricted: bool):
     query = select(Brand.id, Brand.name).where(Brand.workspace_id == bindparam("workspace_id"))
     if restricted:
-        query = query.where(Brand.id.in_(bindparam("brand_ids", expanding=True)))
-    return Query(query.order_by(Brand.created_at, Brand.id).limit(out.CONTEXT_BRANDS_MAX + 1))
+        query = query.where(col(Brand.id).in_(bindparam("brand_ids", expanding=True)))
+    return Query(query.order_by(col(Brand.created_at), Brand.id).limit(out.CONTEXT_BRANDS_MAX + 1))
 
 
 # Built once, for keys with every brand and keys restricted to some: building costs more than running it.
@@ -120,8 +120,8 @@ async def list_brands(call: Call, req: ListBrandsRequest) -> Reply:
     assert caller is not None
     query = select(Brand).where(Brand.workspace_id == caller.workspace_id)
     if caller.brand_ids is not None:
-        query = query.where(Brand.id.in_(sorted(caller.brand_ids)))
-    rows, pagination = await older_page(call.session, query.order_by(Brand.created_at, Brand.id), req.page, req.limit)
+        query = query.where(col(Brand.id).in_(sorted(caller.brand_ids)))
+    rows, pagination = await older_page(call.session, query.order_by(col(Brand.created_at), Brand.id), req.page, req.limit)
     return Reply(data=[older_brand(b) for b in rows], pagination=pagination)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas import library as sl
 from schemas.errors import ApiError, issue, not_found
@@ -22,7 +22,7 @@ def idea_out(i: Idea) -> sl.Idea:
 async def list_ideas(call: Call, req: ListIdeasRequest) -> Reply[list[sl.Idea]]:
     order = list(sort_order(getattr(Idea, req.sort_by), Idea.id, req.sort_dir))
     if req.sort_by == "last_used_at":
-        order.insert(0, Idea.last_used_at.is_(None))  # never-used ideas last on both backends
+        order.insert(0, col(Idea.last_used_at).is_(None))  # never-used ideas last on both backends
     rows, pagination = await older_page(
         call.session, select(Idea).where(Idea.brand_id == call.brand_id).order_by(*order), req.page, req.limit)
     return Reply(data=[idea_out(r) for r in rows], pagination=pagination)

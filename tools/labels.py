@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import delete, func
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas import library as sl
 from schemas.errors import ApiError, issue, not_found
@@ -97,7 +97,7 @@ async def update_label(call: Call, req: sl.UpdateLabelRequest) -> sl.Label:
 
 async def delete_label(call: Call, req: sl.LabelPath) -> sl.Deleted:
     label = await load_label(call, req.label_id)
-    await call.session.exec(delete(ContentItemLabel).where(ContentItemLabel.label_id == label.id))
+    await call.session.exec(delete(ContentItemLabel).where(col(ContentItemLabel.label_id) == label.id))
     # Snippets keep label IDs in a JSON list: rewrite the (few) that carry this one.
     snippets = (await call.session.exec(select(Snippet).where(Snippet.brand_id == call.brand_id))).all()
     for snippet in snippets:

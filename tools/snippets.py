@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas import library as sl
 from schemas.errors import ApiError, Issues, issue, not_found
@@ -24,7 +24,7 @@ async def check_labels(call: Call, label_ids: list[str], path: str = "$.label_id
     if not label_ids:
         return
     found = set((await call.session.exec(select(Label.id).where(Label.brand_id == call.brand_id,
-                                                                Label.id.in_(label_ids)))).all())
+                                                                col(Label.id).in_(label_ids)))).all())
     issues = Issues()
     for i, lid in enumerate(label_ids):
         if lid not in found:

@@ -22,7 +22,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from providers.base import PostResult
 from schemas.ids import new_id
@@ -174,7 +174,7 @@ async def start_execution(tx: Tx, schedule: Schedule, now: datetime) -> list[Pub
         found = [await tx.get(Integration, i) for i in wanted_ids]
     else:
         found = list((await tx.session.exec(select(Integration).where(
-            Integration.brand_id == schedule.brand_id, Integration.id.in_(wanted_ids)))).all())
+            Integration.brand_id == schedule.brand_id, col(Integration.id).in_(wanted_ids)))).all())
     integrations = {i.id: i for i in found if i is not None and i.brand_id == schedule.brand_id}
     wanted: list[str] = []
     for integration in integrations.values():

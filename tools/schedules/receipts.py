@@ -27,7 +27,7 @@ from typing import Any
 
 import anyio
 from sqlalchemy import update
-from sqlmodel import select
+from sqlmodel import col, select
 
 from providers.base import ProviderError
 from schemas import history as out
@@ -228,8 +228,8 @@ async def request_provider_cleanup(call: Call, req: ProviderCleanupRequest) -> d
     previous = run.cleanup_authority_hash
     spent = await call.session.exec(  # type: ignore[call-overload]
         update(PublishExecution)
-        .where(PublishExecution.id == run.id,
-               PublishExecution.cleanup_authority_hash.is_(None) if previous is None  # type: ignore[union-attr]
+        .where(col(PublishExecution.id) == run.id,
+               col(PublishExecution.cleanup_authority_hash).is_(None) if previous is None  # type: ignore[union-attr]
                else PublishExecution.cleanup_authority_hash == previous)
         .values(cleanup_authority_hash=authority_hash(req.cleanup_authority), updated_at=call.now)
         .execution_options(synchronize_session=False))
