@@ -247,7 +247,7 @@ class PublicPage:
 
 
 def _insert(session: AsyncSession, table: Any) -> Any:
-    dialect = session.bind.dialect.name  # type: ignore[union-attr]
+    dialect = session.bind.dialect.name  # pyright: ignore[reportOptionalMemberAccess]  # the session is bound to the engine at start-up
     return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
 
 

@@ -26,7 +26,7 @@ async def _targets(call: Call, rows: list[Publication]) -> dict[str, PublishTarg
     ids = [r.target_id for r in rows]
     if not ids:
         return {}
-    found = (await call.session.exec(select(PublishTarget).where(col(PublishTarget.id).in_(ids),  # type: ignore[attr-defined]
+    found = (await call.session.exec(select(PublishTarget).where(col(PublishTarget.id).in_(ids),
                                                                   PublishTarget.brand_id == call.brand_id))).all()
     return {t.id: t for t in found}
 

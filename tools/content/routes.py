@@ -54,8 +54,8 @@ def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
 # A new item and its labels are written by Core inserts of plain values: building a SQLModel object and flushing
 # it through the unit of work cost more than the rest of the create (docs/operations.md, "Write latency").
 # Built once, run through Core on the session's connection (storage/statements.py).
-_INSERT_ITEM = Write(insert(ContentItem.__table__))  # type: ignore[attr-defined]
-_INSERT_LABELS = Write(insert(ContentItemLabel.__table__))  # type: ignore[attr-defined]
+_INSERT_ITEM = Write(insert(ContentItem.__table__))  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
+_INSERT_LABELS = Write(insert(ContentItemLabel.__table__))  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 
 
 async def _insert(call: Call, req: Any) -> tuple[SimpleNamespace, Draft]:
@@ -67,7 +67,7 @@ async def _insert(call: Call, req: Any) -> tuple[SimpleNamespace, Draft]:
     item = SimpleNamespace(id=new_id("ci"), workspace_id=call.caller.workspace_id, brand_id=call.brand_id,
                            created_by=call.caller.user_id, name=req.name.strip(), created_at=call.now,
                            updated_at=call.now)
-    draft.apply(item)  # type: ignore[arg-type]
+    draft.apply(item)  # pyright: ignore[reportArgumentType]  # a namespace standing in for the row (duck-typed)
     await _INSERT_ITEM.run(call.session, vars(item))
     if draft.label_ids:
         await _INSERT_LABELS.run_many(call.session, [{"content_item_id": item.id, "label_id": label_id,

@@ -118,7 +118,7 @@ def _draft_fields(request: type) -> tuple[str, ...]:
     found = _DRAFT_FIELDS.get(request)
     if found is None:
         create = sc.CreateContentItemRequest.model_fields
-        found = _DRAFT_FIELDS[request] = tuple(n for n in request.model_fields  # type: ignore[attr-defined]
+        found = _DRAFT_FIELDS[request] = tuple(n for n in request.model_fields
                                                if n in create and n not in ("brand_id", "name"))
     return found
 

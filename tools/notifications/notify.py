@@ -47,8 +47,8 @@ RECIPIENTS_MEMO = "notify_recipients_memo"
 # kept there for the caller's `flush_deferred` (one bulk insert for a whole group commit of the worker).
 DEFERRED = "notify_deferred"
 # Built once, run through Core on the session's connection (storage/statements.py).
-_INSERT_NOTIFICATIONS = Write(insert(Notification.__table__))  # type: ignore[attr-defined]
-_INSERT_EMAILS = Write(insert(EmailOutbox.__table__))  # type: ignore[attr-defined]
+_INSERT_NOTIFICATIONS = Write(insert(Notification.__table__))  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
+_INSERT_EMAILS = Write(insert(EmailOutbox.__table__))  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 
 _TYPE_RE = re.compile(r"[a-z][a-z0-9_]{0,59}")
 

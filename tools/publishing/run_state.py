@@ -53,8 +53,8 @@ MAX_ATTEMPTS = 5  # provider calls per target before a retryable failure becomes
 # 30 s, 1 min, 2 min, 4 min ... capped at an hour, never sooner than the network's Retry-After.
 RETRY = RetryPolicy(base=timedelta(seconds=30), cap=timedelta(hours=1), max_attempts=MAX_ATTEMPTS)
 
-RUNS = PublishExecution.__table__  # type: ignore[attr-defined]
-PUBLICATIONS = Publication.__table__  # type: ignore[attr-defined]
+RUNS = PublishExecution.__table__  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
+PUBLICATIONS = Publication.__table__  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 
 APPROVAL_MISSING = {
     "code": "APPROVAL_PENDING",

@@ -226,10 +226,10 @@ async def request_provider_cleanup(call: Call, req: ProviderCleanupRequest) -> d
 
     # Spend the authority: a conditional update, so two requests racing with one authority queue once.
     previous = run.cleanup_authority_hash
-    spent = await call.session.exec(  # type: ignore[call-overload]
+    spent = await call.session.exec(
         update(PublishExecution)
         .where(col(PublishExecution.id) == run.id,
-               col(PublishExecution.cleanup_authority_hash).is_(None) if previous is None  # type: ignore[union-attr]
+               col(PublishExecution.cleanup_authority_hash).is_(None) if previous is None  # pyright: ignore[reportArgumentType]  # a SQLModel column used as an expression
                else PublishExecution.cleanup_authority_hash == previous)
         .values(cleanup_authority_hash=authority_hash(req.cleanup_authority), updated_at=call.now)
         .execution_options(synchronize_session=False))
