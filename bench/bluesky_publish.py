@@ -48,7 +48,7 @@ async def main(posts: int) -> None:
             # Interleaved, one adapter post then one bare write, so both see the same repository size and PDS
             # state (a repository that grows makes later writes slower).
             adapter_s = floor_s = 0.0
-            headers = {"Authorization": f"Bearer {account.credentials['access_jwt']}"}  # type: ignore[index]
+            headers = {"Authorization": f"Bearer {account.credentials['access_jwt']}"}  # pyright: ignore[reportOptionalSubscript]  # the bench's account always has credentials
             async with httpx.AsyncClient(base_url=pds.url, headers=headers, timeout=30) as client:
                 for n in range(posts):
                     start = time.perf_counter()

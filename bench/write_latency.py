@@ -129,7 +129,7 @@ def start_server(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]
             raise SystemExit(f"socialpub serve exited {proc.returncode}:\n{log.read_text()[-2000:]}")
         with contextlib.suppress(httpx.HTTPError):
             if httpx.get(base + "/readyz", timeout=2).status_code == 200:
-                proc.demo = demo  # type: ignore[attr-defined]
+                proc.demo = demo  # pyright: ignore[reportAttributeAccessIssue]  # an attribute the test attaches to a stdlib object
                 return proc, base
         time.sleep(0.2)
     proc.kill()
@@ -185,7 +185,7 @@ def bench_backend(name: str, database_url: str | None, levels: list[int], durati
             env["SOCIALPUB_DATABASE_URL"] = database_url
         proc, base = start_server(env, Path(home) / "serve.log")
         try:
-            secret, brand_id = proc.demo["api_key"]["secret"], proc.demo["brands"][0]["id"]  # type: ignore[attr-defined]
+            secret, brand_id = proc.demo["api_key"]["secret"], proc.demo["brands"][0]["id"]  # pyright: ignore[reportAttributeAccessIssue]  # an attribute the test attaches to a stdlib object
             results = {}
             for level in [1, *levels]:
                 results[level] = summary(run_load(base, secret, brand_id, level, duration, warmup, proc.pid))

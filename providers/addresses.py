@@ -286,7 +286,7 @@ class PinnedTransport(httpx.AsyncBaseTransport):
         url = httpcore.URL(scheme=request.url.raw_scheme, host=request.url.raw_host, port=request.url.port,
                            target=request.url.raw_path)
         core = httpcore.Request(method=request.method, url=url, headers=request.headers.raw,
-                                content=request.stream, extensions=request.extensions)  # type: ignore[arg-type]
+                                content=request.stream, extensions=request.extensions)
         try:
             response = await self._pool.handle_async_request(core)
         except _HTTPCORE_ERRORS as exc:

@@ -40,8 +40,8 @@ REFRESH_JWT_AHEAD = 24 * 3600  # ... or a refresh JWT that expires within a day
 IN_CALL_AHEAD = 60  # a call renews first when the access JWT has less than this left
 MAX_THREAD_PARTS = BLUESKY.thread.max_parts if BLUESKY.thread else 24
 # Upload limits from the platform registry (one source of truth with preflight).
-IMAGE_MAX = BLUESKY.post_type("BS_IMAGE").image.max_size  # type: ignore[union-attr]
-VIDEO_MAX = BLUESKY.post_type("BS_VIDEO").video.max_size  # type: ignore[union-attr]
+IMAGE_MAX = BLUESKY.post_type("BS_IMAGE").image.max_size  # pyright: ignore[reportOptionalMemberAccess]  # the Bluesky descriptor has these post types (a missing one fails at import)
+VIDEO_MAX = BLUESKY.post_type("BS_VIDEO").video.max_size  # pyright: ignore[reportOptionalMemberAccess]  # the Bluesky descriptor has these post types (a missing one fails at import)
 _CODE = re.compile(r"^[A-Za-z]{1,64}$")
 # The validation sentences a PDS answers for an over-long field, in the current form ("grapheme too big (maximum
 # 300, got 301) at $.record.text") and the older one ("Record/text must not be longer than 300 graphemes").

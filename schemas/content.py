@@ -179,7 +179,7 @@ class OlderCopy(CopyPart):
     hashtags: Hashtags = []
 
 
-PlatformCopy = create_model(  # type: ignore[call-overload]
+PlatformCopy = create_model(  # pyright: ignore[reportCallIssue]  # fields spread from a table: create_model's overloads cannot type them
     "PlatformCopy", __base__=CopyPart, __doc__="Copy per platform key; a platform without copy is omitted or null.",
     **{k: (Copy | None, None) for k in PLATFORM_KEYS},
 )
@@ -214,14 +214,14 @@ def _partial(fields: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-CreateContentItemRequest = create_model(  # type: ignore[call-overload]
+CreateContentItemRequest = create_model(
     "CreateContentItemRequest", __base__=StrictBody,
     brand_id=(BrandId, ...),
     name=(trimmed(NAME_MAX, "Draft name."), ...),
     **_COMMON_FIELDS, **_RELEASED_FIELDS,
 )
 
-CreateContentItemOlderRequest = create_model(  # type: ignore[call-overload]
+CreateContentItemOlderRequest = create_model(
     "CreateContentItemOlderRequest", __base__=StrictBody,
     brand_id=(BrandId, ...),
     name=(trimmed(NAME_MAX, "Draft name."), ...),
@@ -229,7 +229,7 @@ CreateContentItemOlderRequest = create_model(  # type: ignore[call-overload]
     **_COMMON_FIELDS,
 )
 
-UpdateContentItemRequest = create_model(  # type: ignore[call-overload]
+UpdateContentItemRequest = create_model(
     "UpdateContentItemRequest", __base__=StrictBody,
     brand_id=(BrandId, ...), content_item_id=(ContentItemId, ...),
     **_partial({"name": (trimmed(NAME_MAX, "Draft name."), None), **_COMMON_FIELDS, **_RELEASED_FIELDS}),
@@ -263,7 +263,7 @@ class OlderCopyOut(_Out):
     hashtags: list[str]
 
 
-PlatformCopyOut = create_model(  # type: ignore[call-overload]
+PlatformCopyOut = create_model(  # pyright: ignore[reportCallIssue]  # fields spread from a table: create_model's overloads cannot type them
     "PlatformCopyOut", __base__=_Out, __doc__="Only the platforms that have copy are present.",
     **{k: (CopyOut, only_when_set()) for k in PLATFORM_KEYS},
 )
@@ -296,7 +296,7 @@ _SETTINGS_OUT_FIELDS: dict[str, Any] = {
        for k in OPTIONAL_SETTINGS_KEYS},
 }
 
-ContentItem = create_model(  # type: ignore[call-overload]
+ContentItem = create_model(  # pyright: ignore[reportCallIssue]  # fields spread from a table: create_model's overloads cannot type them
     "ContentItem", __base__=_Out, __doc__="A content item (draft), released shape.",
     id=(str, ...), brand_id=(str, ...), name=(str, ...),
     label_ids=(list[str], ...),
@@ -310,7 +310,7 @@ ContentItem = create_model(  # type: ignore[call-overload]
     created_at=(str, ...), updated_at=(str, ...),
 )
 
-OlderContentItem = create_model(  # type: ignore[call-overload]
+OlderContentItem = create_model(  # pyright: ignore[reportCallIssue]  # fields spread from a table: create_model's overloads cannot type them
     "OlderContentItem", __base__=_Out,
     __doc__="A content item in the older shape: created_by; no thumbnail_media_id, intended_integration_ids or "
             "single_copy title.",
@@ -336,7 +336,7 @@ class CreateLinks(_Out):
 
 
 class CreatedContentItem(_Out):
-    content_item: ContentItem  # type: ignore[valid-type]
+    content_item: ContentItem  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     outcome: Literal["created"]
     intended_integration_ids: list[str]
     next_actions: list[PreflightNextAction]
@@ -350,7 +350,7 @@ class ContentItemLinks(_Out):
 
 
 class ContentItemRead(_Out):
-    content_item: ContentItem  # type: ignore[valid-type]
+    content_item: ContentItem  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     links: ContentItemLinks
 
 
@@ -419,7 +419,7 @@ class UpdateDraftRequest(StrictBody):
     brand_id: BrandId
     draft_id: DraftId
     confirm_draft_id: Id = Field(description="Must equal the draft ID in the path.")
-    name: trimmed(DRAFT_NAME_MAX, "New name.") = no_default()  # type: ignore[valid-type]
+    name: trimmed(DRAFT_NAME_MAX, "New name.") = no_default()  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     caption: Annotated[str, Field(max_length=CAPTION_MAX)] = no_default(
         "New shared caption (single copy only); an empty string clears it.")
 
@@ -436,7 +436,7 @@ class UpdateTikTokPrivacyRequest(StrictBody):
     brand_id: BrandId
     content_item_id: ContentItemId
     integration_id: Id = Field(description="One of the draft's intended TikTok integrations.")
-    privacy_level: Literal[TIKTOK_PRIVACY_LEVELS] = Field(  # type: ignore[valid-type]
+    privacy_level: Literal[TIKTOK_PRIVACY_LEVELS] = Field(  # pyright: ignore[reportInvalidTypeForm]  # a Literal of values read at import
         description="A value the target's live dynamic options return now.")
 
 

@@ -61,14 +61,14 @@ class Label(_Out):
 
 class CreateLabelRequest(StrictBody):
     brand_id: BrandId
-    name: trimmed(LABEL_NAME_MAX, "Label name, unique in the brand (ignoring case).")  # type: ignore[valid-type]
+    name: trimmed(LABEL_NAME_MAX, "Label name, unique in the brand (ignoring case).")  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     color: Color | None = None
 
 
 class UpdateLabelRequest(StrictBody):
     brand_id: BrandId
     label_id: LabelId
-    name: trimmed(LABEL_NAME_MAX, "New name.") = no_default()  # type: ignore[valid-type]
+    name: trimmed(LABEL_NAME_MAX, "New name.") = no_default()  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     color: Color | None = no_default("New colour; null clears it.")
 
 
@@ -97,7 +97,7 @@ class CreateSnippetRequest(StrictBody):
     brand_id: BrandId
     name: SnippetName | None = None
     text: SnippetText | None = None
-    label_ids: SnippetLabels = []  # type: ignore[valid-type]
+    label_ids: SnippetLabels = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
 
 
 class UpdateSnippetRequest(StrictBody):
@@ -105,7 +105,7 @@ class UpdateSnippetRequest(StrictBody):
     snippet_id: SnippetId
     name: SnippetName | None = no_default("null clears it.")
     text: SnippetText | None = no_default("null clears it.")
-    label_ids: SnippetLabels = no_default()  # type: ignore[valid-type]
+    label_ids: SnippetLabels = no_default()  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
 
 
 class SnippetPath(StrictBody):
@@ -118,7 +118,7 @@ class SnippetPath(StrictBody):
 IdeaName = Annotated[str, Field(max_length=IDEA_NAME_MAX)]
 IdeaDescription = Annotated[str, Field(max_length=IDEA_DESCRIPTION_MAX)]
 IdeaType = Annotated[str, Field(min_length=1, max_length=50, description="e.g. post, reel, story.")]
-IdeaStatus = Literal[IDEA_STATUSES]  # type: ignore[valid-type]
+IdeaStatus = Literal[IDEA_STATUSES]
 
 
 IdeaLabels = Annotated[list[Annotated[str, Field(min_length=1, max_length=LABEL_NAME_MAX)]],

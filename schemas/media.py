@@ -40,7 +40,7 @@ MEDIA_TYPES: tuple[MediaType, ...] = (
 BY_CONTENT_TYPE: dict[str, MediaType] = {t.content_type: t for t in MEDIA_TYPES}
 ContentType = Literal["image/jpeg", "image/png", "image/gif", "image/webp", "video/mp4", "video/quicktime",
                       "video/webm"]
-assert set(ContentType.__args__) == set(BY_CONTENT_TYPE)  # type: ignore[attr-defined]
+assert set(ContentType.__args__) == set(BY_CONTENT_TYPE)
 
 # Largest file accepted, by kind (uploads declare it; imports must announce it in Content-Length).
 MAX_BYTES: dict[str, int] = {"image": 50 * MiB, "video": 1024 * MiB}

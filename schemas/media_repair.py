@@ -70,7 +70,7 @@ class RepairDerivativeResult(_Out):
 
 # -- request models ------------------------------------------------------------------------------------------
 
-PlatformKey = Literal[tuple(p.key for p in public_platforms())]  # type: ignore[valid-type]
+PlatformKey = Literal[tuple(p.key for p in public_platforms())]
 
 
 class RepairDerivativeRequest(RequestModel):

@@ -48,7 +48,7 @@ class NotificationPage(_Out):
 
 
 # The eight booleans, all present (responses) ...
-EmailNotifications = create_model(  # type: ignore[call-overload]
+EmailNotifications = create_model(  # pyright: ignore[reportCallIssue]  # fields spread from a table: create_model's overloads cannot type them
     "EmailNotifications", __base__=_Out, **{c: (bool, ...) for c in CATEGORIES})
 
 
@@ -72,7 +72,7 @@ class _PatchBase(BaseModel):
 
 
 # ... and any of them (PATCH input). An omitted key keeps its current value.
-EmailNotificationsPatch = create_model(  # type: ignore[call-overload]
+EmailNotificationsPatch = create_model(  # pyright: ignore[reportCallIssue]  # fields spread from a table: create_model's overloads cannot type them
     "EmailNotificationsPatch", __base__=_PatchBase,
     **{c: (bool, Field(default=None, json_schema_extra=_no_default)) for c in CATEGORIES})
 
@@ -90,18 +90,18 @@ class OverrideRecord(_Out):
     workspace_id: str
     brand_id: str
     is_active: bool
-    email_notifications: EmailNotifications  # type: ignore[valid-type]
+    email_notifications: EmailNotifications  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     created_at: str
     updated_at: str
 
 
 class NotificationSettings(_Out):
     brand: SettingsBrand
-    account_settings: EmailNotifications  # type: ignore[valid-type]
-    effective_settings: EmailNotifications  # type: ignore[valid-type]
+    account_settings: EmailNotifications  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    effective_settings: EmailNotifications  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     override_record: OverrideRecord | None = Field(
         description="This user's override for the brand, kept (is_active false) after a revert; null if never set.")
-    override_settings: EmailNotifications | None = Field(  # type: ignore[valid-type]
+    override_settings: EmailNotifications | None = Field(  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
         description="The override's preferences while it is active; null while the account defaults apply.")
     is_inherited: bool = Field(description="True while the account defaults apply (no active override).")
 
@@ -124,4 +124,4 @@ class BrandPath(RequestModel):
 
 class UpdateSettingsRequest(RequestModel):
     brand_id: BrandId
-    email_notifications: EmailNotificationsPatch  # type: ignore[valid-type]
+    email_notifications: EmailNotificationsPatch  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)

@@ -21,7 +21,7 @@ def media_list(max_items: int, description: str = "Media IDs in posting order.")
 
 def post_types(platform: str) -> Any:
     p = BY_KEY[platform]
-    return Literal[p.post_types]  # type: ignore[valid-type]
+    return Literal[p.post_types]
 
 
 AltText = Annotated[dict[Id, Annotated[str, Field(max_length=2000)]],
@@ -38,8 +38,8 @@ class Settings(BaseModel):
 
 
 class InstagramSettings(Settings):
-    media_ids: media_list(10) = []  # type: ignore[valid-type]
-    post_type: post_types("instagram") = "REEL"  # type: ignore[valid-type]
+    media_ids: media_list(10) = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    post_type: post_types("instagram") = "REEL"  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     trial_reel: bool | None = None
     graduation_strategy: Literal["MANUAL", "SS_PERFORMANCE"] | None = None
     collaborators: Annotated[list[Annotated[str, Field(min_length=1, max_length=30)]], Field(max_length=3),
@@ -47,8 +47,8 @@ class InstagramSettings(Settings):
 
 
 class TikTokSettings(Settings):
-    media_ids: media_list(35) = []  # type: ignore[valid-type]
-    post_type: post_types("tiktok") = "VIDEO"  # type: ignore[valid-type]
+    media_ids: media_list(35) = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    post_type: post_types("tiktok") = "VIDEO"  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     privacy_level: Literal["PUBLIC_TO_EVERYONE", "FOLLOWER_OF_CREATOR", "MUTUAL_FOLLOW_FRIENDS", "SELF_ONLY"] | None = (
         Field(None, description="Never defaulted: choose from the target's dynamic options."))
     agreed_to_terms: bool = Field(False, description="Must be true to publish.")
@@ -64,15 +64,15 @@ class TikTokSettings(Settings):
 
 
 class FacebookSettings(Settings):
-    media_ids: media_list(10) = []  # type: ignore[valid-type]
-    post_type: post_types("facebook") = "FB_REEL"  # type: ignore[valid-type]
+    media_ids: media_list(10) = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    post_type: post_types("facebook") = "FB_REEL"  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
 
 
 class YouTubeSettings(Settings):
     title: Annotated[str, Field(max_length=100)] | None = None
     description: Annotated[str, Field(max_length=5000)] | None = None
-    media_ids: media_list(1) = []  # type: ignore[valid-type]
-    post_type: post_types("youtube") = "YT_SHORT"  # type: ignore[valid-type]
+    media_ids: media_list(1) = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    post_type: post_types("youtube") = "YT_SHORT"  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     privacy_level: Literal["PUBLIC", "UNLISTED", "PRIVATE"] = "PUBLIC"
     tags: Tags = []
     notify_subscribers: bool = False
@@ -80,8 +80,8 @@ class YouTubeSettings(Settings):
 
 
 class LinkedInSettings(Settings):
-    media_ids: media_list(20) = []  # type: ignore[valid-type]
-    post_type: post_types("linkedin") = "LI_TEXT"  # type: ignore[valid-type]
+    media_ids: media_list(20) = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    post_type: post_types("linkedin") = "LI_TEXT"  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     visibility: Literal["PUBLIC", "CONNECTIONS"] = "PUBLIC"
     title: Annotated[str, Field(max_length=400)] | None = Field(None, description="Article title (LI_ARTICLE).")
     original_url: Url | None = Field(None, description="Article URL (LI_ARTICLE).")
@@ -89,7 +89,7 @@ class LinkedInSettings(Settings):
 
 class XThreadPart(Settings):
     text: Annotated[str, Field(min_length=1, max_length=25000)]
-    media_ids: media_list(4) = []  # type: ignore[valid-type]
+    media_ids: media_list(4) = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
 
 
 class BlueskyThreadPart(XThreadPart):
@@ -101,20 +101,20 @@ class ThreadsThreadPart(Settings):
 
 
 class XSettings(Settings):
-    media_ids: media_list(4) = []  # type: ignore[valid-type]
+    media_ids: media_list(4) = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     thread_parts: Annotated[list[XThreadPart], Field(max_length=24)] | None = None
 
 
 class BlueskySettings(Settings):
-    media_ids: media_list(4) = []  # type: ignore[valid-type]
-    post_type: post_types("bluesky") = "BS_TEXT"  # type: ignore[valid-type]
+    media_ids: media_list(4) = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    post_type: post_types("bluesky") = "BS_TEXT"  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     alt_text: AltText = {}
     thread_parts: Annotated[list[BlueskyThreadPart], Field(max_length=24)] | None = None
 
 
 class MastodonSettings(Settings):
-    media_ids: media_list(4, "Up to 4 images, or one video.") = []  # type: ignore[valid-type]
-    post_type: post_types("mastodon") = "MA_POST"  # type: ignore[valid-type]
+    media_ids: media_list(4, "Up to 4 images, or one video.") = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    post_type: post_types("mastodon") = "MA_POST"  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     visibility: Literal["public", "unlisted", "private", "direct"] = "public"
     spoiler_text: Annotated[str, Field(max_length=500, description="Content warning shown before the text.")] | None \
         = None
@@ -124,21 +124,21 @@ class MastodonSettings(Settings):
 
 
 class TelegramSettings(Settings):
-    media_ids: media_list(10) = []  # type: ignore[valid-type]
-    post_type: post_types("telegram") = "TG_TEXT"  # type: ignore[valid-type]
+    media_ids: media_list(10) = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    post_type: post_types("telegram") = "TG_TEXT"  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     disable_link_preview: bool = False
     silent: bool = False
 
 
 class DiscordSettings(Settings):
-    media_ids: media_list(10) = []  # type: ignore[valid-type]
-    post_type: post_types("discord") = "DC_MESSAGE"  # type: ignore[valid-type]
+    media_ids: media_list(10) = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    post_type: post_types("discord") = "DC_MESSAGE"  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     publish_to_followers: bool = False
 
 
 class TumblrSettings(Settings):
-    media_ids: media_list(10) = []  # type: ignore[valid-type]
-    post_type: post_types("tumblr") = "TB_TEXT"  # type: ignore[valid-type]
+    media_ids: media_list(10) = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    post_type: post_types("tumblr") = "TB_TEXT"  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     title: Annotated[str, Field(max_length=500)] | None = None
     link: Url | None = None
     tags: Tags = []
@@ -146,8 +146,8 @@ class TumblrSettings(Settings):
 
 
 class PinterestSettings(Settings):
-    media_ids: media_list(5, "1 to 5 images, or one video.") = []  # type: ignore[valid-type]
-    post_type: post_types("pinterest") = "PIN_IMAGE"  # type: ignore[valid-type]
+    media_ids: media_list(5, "1 to 5 images, or one video.") = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    post_type: post_types("pinterest") = "PIN_IMAGE"  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     board_id: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
         None, description="Every Pin needs a board: a value from the target's pinterest_boards options.")
     board_name: Annotated[str, Field(max_length=200)] | None = None
@@ -162,8 +162,8 @@ class ThreadsFollowUpReply(Settings):
 
 
 class ThreadsSettings(Settings):
-    media_ids: media_list(20) = []  # type: ignore[valid-type]
-    post_type: post_types("threads") = "TH_TEXT"  # type: ignore[valid-type]
+    media_ids: media_list(20) = []  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    post_type: post_types("threads") = "TH_TEXT"  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     reply_control: Literal["everyone", "accounts_you_follow", "mentioned_only", "followers_only"] = "everyone"
     topic_tag: Annotated[str, Field(min_length=1, max_length=50, pattern=r"^[^#.&]+$",
                                     description="One tag without #, full stops or ampersands.")] | None = None

@@ -276,7 +276,7 @@ class PreflightResult(_Out):
 # -- request models ------------------------------------------------------------------------------------------
 
 IntegrationIds = Annotated[
-    id_set(20, "1 to 20 integration IDs of this brand, unique, ascending."), Field(min_length=1)]  # type: ignore[valid-type]
+    id_set(20, "1 to 20 integration IDs of this brand, unique, ascending."), Field(min_length=1)]
 
 
 class PreflightRequest(RequestModel):

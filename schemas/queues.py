@@ -153,7 +153,7 @@ class BrandPath(StrictBody):
 
 class CreateQueueRequest(StrictBody):
     brand_id: BrandId
-    name: QueueName  # type: ignore[valid-type]
+    name: QueueName  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     mode: Literal["times_of_day", "interval"] = Field(description="times_of_day or interval.")
     integration_ids: IntegrationIds
     content_item_ids: ContentItemIds = []
@@ -169,7 +169,7 @@ class CreateQueueRequest(StrictBody):
 class UpdateQueueRequest(StrictBody):
     brand_id: BrandId
     queue_id: QueueId
-    name: QueueName = no_default()  # type: ignore[valid-type]
+    name: QueueName = no_default()  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
     mode: Literal["times_of_day", "interval"] = no_default()
     integration_ids: IntegrationIds = no_default("Cannot be empty.")
     content_item_ids: ContentItemIds = no_default("Replaces the whole ordered list; skip_count is kept.")

@@ -24,7 +24,7 @@ MAX_TARGETS = 100
 # Choices one dynamic-options read may return; a provider answering more is treated as malformed.
 MAX_OPTIONS = 1000
 OPTION_LABEL_MAX = 300
-DynamicOptionsKind = Literal[tuple(p.dynamic_options for p in PLATFORMS if p.dynamic_options)]  # type: ignore[valid-type]
+DynamicOptionsKind = Literal[tuple(p.dynamic_options for p in PLATFORMS if p.dynamic_options)]
 
 
 def _drop_default(schema: dict[str, Any]) -> None:
@@ -151,7 +151,7 @@ class DynamicOptions(_Out):
     # Present only for the kind that has it (absent, never null), as the spec's optional platform fields are.
     constraints: PrivacyConstraints = Field(
         None, description="TikTok only: what the creator has disabled. Absent for other kinds.",
-        json_schema_extra=_drop_default)  # type: ignore[assignment]
+        json_schema_extra=_drop_default)  # pyright: ignore[reportAssignmentType]  # pydantic accepts None as the default of a field left absent
     retrieved_at: str = Field(description="When the provider was read (this request); options are never cached.")
     links: DynamicOptionsLinks
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Protocol, overload
 
 # ISO 8601 date-time that carries an explicit offset or Z; naive times are refused, never guessed.
 _OFFSET_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|z|[+-]\d{2}:?\d{2})$")
@@ -46,6 +46,18 @@ def parse_timestamp(text: str) -> datetime:
         raise ValueError("must be an ISO 8601 date-time with an explicit offset or Z, e.g. 2026-03-01T09:30:00Z")
     value = datetime.fromisoformat(text.replace("z", "Z"))
     return truncate_ms(value.astimezone(UTC))
+
+
+@overload
+def iso(value: datetime) -> str: ...
+
+
+@overload
+def iso(value: None) -> None: ...
+
+
+@overload
+def iso(value: datetime | None) -> str | None: ...
 
 
 def iso(value: datetime | None) -> str | None:

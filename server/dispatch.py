@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import bindparam, update
 from sqlalchemy.exc import OperationalError
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas.errors import ApiError, issue
 from schemas.ids import new_id
@@ -100,7 +100,7 @@ def issues_from(exc: ValidationError, query_fields: frozenset[str] = frozenset()
     out = []
     for err in exc.errors(include_input=False, include_url=False):
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        ctx = err.get("ctx") if isinstance(err.get("ctx"), dict) else {}
+        ctx: dict[str, Any] = err.get("ctx") or {}
         code = ctx.get("issue_code") or _ISSUE_CODES.get(err["type"])
         if code is None and err["type"].endswith("_type") and loc and loc[0] in query_fields:
             code = "INVALID_TYPE"  # a query value that is not of the parameter's type ("limit=x")
@@ -351,7 +351,7 @@ class Dispatcher:
         self._last_touch[caller.key_id] = now
         try:
             async with self.rt.db.session(write=True) as session:
-                await session.exec(update(ApiKey).where(ApiKey.id == caller.key_id).values(last_used_at=now)
+                await session.exec(update(ApiKey).where(col(ApiKey.id) == caller.key_id).values(last_used_at=now)
                                    .execution_options(auth_unchanged=True))
         except OperationalError:
             log.info("could not record last use of key %s (database busy)", caller.key_id)

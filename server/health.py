@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 from sqlalchemy import delete, func
-from sqlmodel import select
+from sqlmodel import col, select
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -42,7 +42,7 @@ async def beat(rt: Runtime, worker_id: str, started_at: datetime, passes: int) -
         row = await session.get(WorkerHeartbeat, worker_id)
         if row is None:
             session.add(WorkerHeartbeat(worker_id=worker_id, started_at=started_at, beat_at=now, passes=passes))
-            await session.exec(delete(WorkerHeartbeat).where(WorkerHeartbeat.beat_at < now - FORGET_AFTER))
+            await session.exec(delete(WorkerHeartbeat).where(col(WorkerHeartbeat.beat_at) < now - FORGET_AFTER))
         else:
             row.beat_at, row.passes = now, passes
 
@@ -50,7 +50,7 @@ async def beat(rt: Runtime, worker_id: str, started_at: datetime, passes: int) -
 async def forget(rt: Runtime, worker_id: str) -> None:
     """A worker that stops cleanly removes its row, so readiness does not count it for a minute more."""
     async with rt.db.session(write=True) as session:
-        await session.exec(delete(WorkerHeartbeat).where(WorkerHeartbeat.worker_id == worker_id))
+        await session.exec(delete(WorkerHeartbeat).where(col(WorkerHeartbeat.worker_id) == worker_id))
 
 
 async def fresh_workers(rt: Runtime) -> int:

@@ -22,7 +22,7 @@ from schemas.ids import new_id
 from storage.statements import Query, Write
 from storage.tables.idempotency import IdempotencyRecord
 
-_TABLE = IdempotencyRecord.__table__  # type: ignore[attr-defined]
+_TABLE = IdempotencyRecord.__table__  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 _UNIQUE = ["api_key_id", "endpoint", "key"]  # uq_idempotency_key
 _RESERVE = {
     "sqlite": Write(sqlite.insert(_TABLE).on_conflict_do_nothing(index_elements=_UNIQUE)),
@@ -41,7 +41,7 @@ async def reserve(session: AsyncSession, *, api_key_id: str, endpoint: str, key:
                   now: datetime) -> str | None:
     """The new record's ID, or None when this key is already stored (read it with `stored`)."""
     record_id = new_id("idm")
-    written = await _RESERVE[session.bind.dialect.name].run(session, {  # type: ignore[union-attr]
+    written = await _RESERVE[session.bind.dialect.name].run(session, {  # pyright: ignore[reportOptionalMemberAccess]  # the session is bound to the engine at start-up
         "id": record_id, "api_key_id": api_key_id, "endpoint": endpoint, "key": key, "request_hash": request_hash,
         "status_code": 200, "response": None, "created_at": now})
     return record_id if written == 1 else None

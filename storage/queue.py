@@ -34,7 +34,7 @@ async def enqueue(session: AsyncSession, now: datetime, kind: str, payload: dict
     return job
 
 
-_TABLE = Job.__table__  # type: ignore[attr-defined]
+_TABLE = Job.__table__  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 JOBS = Leased(_TABLE, order_by=(_TABLE.c.run_at,), on_claim={"status": "running", "attempts": _TABLE.c.attempts + 1})
 # A failed job waits 2 s, 4 s, 8 s ... at most 5 min; how many attempts it gets is its own `max_attempts`.
 RETRY = RetryPolicy(base=timedelta(seconds=2), cap=timedelta(minutes=5), max_attempts=5)

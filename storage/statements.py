@@ -108,7 +108,7 @@ class Query:
     def __init__(self, statement: Any, iso: tuple[str, ...] = ()) -> None:
         self.statement = statement
         keys = [c.key for c in statement.selected_columns]
-        self.row = namedtuple("Row", keys)  # type: ignore[misc]
+        self.row = namedtuple("Row", keys)
         assert all(k in keys for k in iso), iso
         self.iso = [i for i, k in enumerate(keys) if k in iso]
         self.driver: Any = None
@@ -131,9 +131,9 @@ class Query:
         transaction. In a transaction already, or on an in-memory SQLite database (one shared connection), it is
         `rows`."""
         engine = session.bind
-        if session.in_transaction() or isinstance(engine.sync_engine.pool, StaticPool):  # type: ignore[union-attr]
+        if session.in_transaction() or isinstance(engine.sync_engine.pool, StaticPool):  # pyright: ignore[reportOptionalMemberAccess]  # the session is bound to the engine at start-up
             return await self.rows(session, params)
-        async with engine.connect() as conn:  # type: ignore[union-attr]
+        async with engine.connect() as conn:  # pyright: ignore[reportAttributeAccessIssue, reportOptionalMemberAccess]  # the session is bound to an AsyncEngine at start-up
             await conn.execution_options(**{ONE_STATEMENT: True})  # SQLite: no BEGIN for one statement
             return await self._run(conn, params)
 

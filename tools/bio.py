@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy import delete
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import bio as out
@@ -247,7 +247,7 @@ class PublicPage:
 
 
 def _insert(session: AsyncSession, table: Any) -> Any:
-    dialect = session.bind.dialect.name  # type: ignore[union-attr]
+    dialect = session.bind.dialect.name  # pyright: ignore[reportOptionalMemberAccess]  # the session is bound to the engine at start-up
     return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
 
 
@@ -259,8 +259,8 @@ async def _daily_salt(session: AsyncSession, now: datetime, day: date) -> str:
     # so no stored hash can be linked to an address once its day is over.
     await session.exec(_insert(session, BioSalt).values(day=day, salt=secrets.token_hex(32), created_at=now)
                           .on_conflict_do_nothing(index_elements=["day"]))
-    await session.exec(delete(BioSalt).where(BioSalt.day < day))
-    await session.exec(delete(BioVisitor).where(BioVisitor.day < day))
+    await session.exec(delete(BioSalt).where(col(BioSalt.day) < day))
+    await session.exec(delete(BioVisitor).where(col(BioVisitor.day) < day))
     return (await session.exec(select(BioSalt.salt).where(BioSalt.day == day))).one()
 
 
@@ -273,7 +273,7 @@ async def _published(session: AsyncSession, handle: str) -> tuple[BioPage, Brand
     handle = handle.lower()
     if not out.HANDLE_RE.match(handle):
         return None
-    row = (await session.exec(select(BioPage, Brand).join(Brand, Brand.id == BioPage.brand_id)
+    row = (await session.exec(select(BioPage, Brand).join(Brand, col(Brand.id) == BioPage.brand_id)
                               .where(BioPage.handle == handle, BioPage.status == "published"))).first()
     if row is None or not row[0].published:
         return None

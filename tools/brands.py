@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas import brands as out
 from schemas.brands import BrandPath, ListBrandsRequest
@@ -59,8 +59,8 @@ async def list_brands(call: Call, req: ListBrandsRequest) -> Reply:
     assert caller is not None
     query = select(Brand).where(Brand.workspace_id == caller.workspace_id)
     if caller.brand_ids is not None:
-        query = query.where(Brand.id.in_(sorted(caller.brand_ids)))
-    rows, pagination = await older_page(call.session, query.order_by(Brand.created_at, Brand.id), req.page, req.limit)
+        query = query.where(col(Brand.id).in_(sorted(caller.brand_ids)))
+    rows, pagination = await older_page(call.session, query.order_by(col(Brand.created_at), Brand.id), req.page, req.limit)
     return Reply(data=[older_brand(b) for b in rows], pagination=pagination)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import delete
-from sqlmodel import func, select
+from sqlmodel import col, func, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import community as out
@@ -43,7 +43,7 @@ def visible(query: Any, caller: Caller) -> Any:
     """Scope a post query to the caller's workspace, hiding admin_only posts from non-admin owners."""
     query = query.where(CommunityPost.workspace_id == caller.workspace_id)
     if caller.role not in ADMIN_ROLES:
-        query = query.where(CommunityPost.admin_only.is_(False))
+        query = query.where(col(CommunityPost.admin_only).is_(False))
     return query
 
 
@@ -68,7 +68,7 @@ def summary(post: CommunityPost) -> dict[str, Any]:
 
 async def full(session: AsyncSession, post: CommunityPost) -> out.CommunityPost:
     notes = (await session.exec(select(CommunityNote).where(CommunityNote.post_id == post.id)
-                                .order_by(CommunityNote.created_at, CommunityNote.id)
+                                .order_by(col(CommunityNote.created_at), CommunityNote.id)
                                 .limit(out.MAX_NOTES_PER_POST))).all()
     return out.CommunityPost.model_validate({
         **summary(post), "admin_notes": post.admin_notes,
@@ -151,7 +151,7 @@ async def add_community_post_note(call: Call, req: AddNoteRequest) -> Reply:
 async def list_community_post_comments(call: Call, req: PostPath) -> out.CommentList:
     post = await _post(call, req.post_id)
     rows = (await call.session.exec(select(CommunityComment).where(CommunityComment.post_id == post.id)
-                                    .order_by(CommunityComment.created_at, CommunityComment.id)
+                                    .order_by(col(CommunityComment.created_at), CommunityComment.id)
                                     .limit(out.MAX_COMMENTS_PER_POST))).all()
     return out.CommentList.model_validate({"post_id": post.id, "items": [comment_out(c) for c in rows],
                                            "comment_count": post.comment_count})
@@ -216,9 +216,9 @@ async def seed_demo(session: AsyncSession, now: Any, workspace: Any, brands: lis
     return {"community_posts": posts}
 
 
-_ADMIN = dict(toolset="community", roles=ADMIN_ROLES)
-_READ = dict(_ADMIN, scopes=("community:read",))
-_WRITE = dict(_ADMIN, scopes=("community:write",))
+_ADMIN: dict[str, Any] = dict(toolset="community", roles=ADMIN_ROLES)
+_READ: dict[str, Any] = dict(_ADMIN, scopes=("community:read",))
+_WRITE: dict[str, Any] = dict(_ADMIN, scopes=("community:write",))
 _NEVER = "Admin only; affects only this workspace's community board and never publishes anything."
 
 ENDPOINTS = [

@@ -8,7 +8,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -32,12 +32,16 @@ if TYPE_CHECKING:
 
 PATH_PARAM_RE = re.compile(r"{([a-z_]+)}")
 
+T = TypeVar("T")
+
 
 @dataclass
-class Reply:
-    """What a handler returns when the plain payload is not enough."""
+class Reply(Generic[T]):
+    """What a handler returns when the plain payload is not enough. `Reply[Model]` (older lists:
+    `Reply[list[Model]]`) names the declared response model, as a bare return annotation does
+    (tests/test_handler_types.py)."""
 
-    data: Any = None
+    data: T | None = None
     status: int | None = None  # None: the endpoint's declared status
     headers: dict[str, str] = field(default_factory=dict)
     pagination: dict[str, Any] | None = None  # the older list shape's sibling object
@@ -50,6 +54,9 @@ class Reply:
     plain: bool = False
 
 
+# A handler returns its endpoint's `response` model (or `Reply[response]`): the REST envelope and the MCP result
+# are both dumped from it, so the declared schema and the payload cannot diverge (tests/test_handler_types.py
+# holds every handler's return annotation to the declaration).
 Handler = Callable[["Call", Any], Awaitable[Any]]
 
 

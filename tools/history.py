@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import history as out
@@ -30,7 +30,7 @@ async def publication_targets(session: AsyncSession, brand_id: str,
     ids = [r.target_id for r in rows]
     if not ids:
         return {}
-    found = (await session.exec(select(PublishTarget).where(PublishTarget.id.in_(ids),  # type: ignore[attr-defined]
+    found = (await session.exec(select(PublishTarget).where(col(PublishTarget.id).in_(ids),
                                                              PublishTarget.brand_id == brand_id))).all()
     return {t.id: t for t in found}
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas import library as sl
 from schemas.errors import ApiError, issue, not_found
@@ -16,22 +14,21 @@ from storage.tables.library import Idea
 from tools.endpoint import Call, Endpoint, Reply
 
 
-def idea_out(i: Idea) -> dict[str, Any]:
-    return {"id": i.id, "name": i.name, "description": i.description, "type": i.type, "status": i.status,
-            "labels": i.labels, "last_used_at": iso(i.last_used_at), "created_at": iso(i.created_at),
-            "updated_at": iso(i.updated_at)}
+def idea_out(i: Idea) -> sl.Idea:
+    return sl.Idea(id=i.id, name=i.name, description=i.description, type=i.type, status=i.status, labels=i.labels,
+                   last_used_at=iso(i.last_used_at), created_at=iso(i.created_at), updated_at=iso(i.updated_at))
 
 
-async def list_ideas(call: Call, req: ListIdeasRequest) -> Reply:
+async def list_ideas(call: Call, req: ListIdeasRequest) -> Reply[list[sl.Idea]]:
     order = list(sort_order(getattr(Idea, req.sort_by), Idea.id, req.sort_dir))
     if req.sort_by == "last_used_at":
-        order.insert(0, Idea.last_used_at.is_(None))  # never-used ideas last on both backends
+        order.insert(0, col(Idea.last_used_at).is_(None))  # never-used ideas last on both backends
     rows, pagination = await older_page(
         call.session, select(Idea).where(Idea.brand_id == call.brand_id).order_by(*order), req.page, req.limit)
     return Reply(data=[idea_out(r) for r in rows], pagination=pagination)
 
 
-async def create_idea(call: Call, req: sl.CreateIdeaRequest) -> dict[str, Any]:
+async def create_idea(call: Call, req: sl.CreateIdeaRequest) -> sl.Idea:
     assert call.brand is not None
     idea = Idea(id=new_id("ide"), workspace_id=call.brand.workspace_id, brand_id=call.brand_id, name=req.name,
                 description=req.description, type=req.type, status=req.status, labels=list(req.labels),
@@ -48,7 +45,7 @@ async def load_idea(call: Call, idea_id: str) -> Idea:
     return idea
 
 
-async def update_idea(call: Call, req: sl.UpdateIdeaRequest) -> dict[str, Any]:
+async def update_idea(call: Call, req: sl.UpdateIdeaRequest) -> sl.Idea:
     provided = req.model_fields_set & {"name", "description", "type", "status", "labels"}
     if not provided:
         raise ApiError("MALFORMED_REQUEST", "Send at least one field to change.",
@@ -66,11 +63,11 @@ async def update_idea(call: Call, req: sl.UpdateIdeaRequest) -> dict[str, Any]:
     return idea_out(idea)
 
 
-async def delete_idea(call: Call, req: sl.IdeaPath) -> dict[str, Any]:
+async def delete_idea(call: Call, req: sl.IdeaPath) -> sl.Deleted:
     idea = await load_idea(call, req.idea_id)
     await call.session.delete(idea)
     await call.session.flush()
-    return {"id": idea.id, "outcome": "deleted"}
+    return sl.Deleted(id=idea.id, outcome="deleted")
 
 
 PATH = "/v1/brands/{brand_id}/ideas"

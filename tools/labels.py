@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import delete, func
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import library as sl
@@ -23,9 +23,9 @@ from storage.tables.library import Label, Snippet
 from tools.endpoint import Call, Endpoint, Reply
 
 
-def label_out(label: Label) -> dict[str, Any]:
-    return {"id": label.id, "name": label.name, "color": label.color, "created_at": iso(label.created_at),
-            "updated_at": iso(label.updated_at)}
+def label_out(label: Label) -> sl.Label:
+    return sl.Label(id=label.id, name=label.name, color=label.color, created_at=iso(label.created_at),
+                    updated_at=iso(label.updated_at))
 
 
 def _sort_key(label: Label) -> tuple[str, str, str]:
@@ -40,7 +40,7 @@ async def brand_labels(session: AsyncSession, brand_id: str) -> list[Label]:
     return sorted(rows, key=_sort_key)
 
 
-async def list_labels_older(call: Call, req: ListLabelsOlderRequest) -> Reply:
+async def list_labels_older(call: Call, req: ListLabelsOlderRequest) -> Reply[list[sl.Label]]:
     rows, pagination = await older_page(
         call.session, select(Label).where(Label.brand_id == call.brand_id).order_by(
             *sort_order(Label.created_at, Label.id, "desc")), req.page, req.limit)
@@ -65,7 +65,7 @@ async def _refuse_duplicate(call: Call, name: str, except_id: str | None = None)
                        details={"existing_label_id": existing})
 
 
-async def create_label(call: Call, req: sl.CreateLabelRequest) -> dict[str, Any]:
+async def create_label(call: Call, req: sl.CreateLabelRequest) -> sl.Label:
     assert call.brand is not None
     name = req.name.strip()
     await _refuse_duplicate(call, name)
@@ -81,7 +81,7 @@ async def create_label(call: Call, req: sl.CreateLabelRequest) -> dict[str, Any]
     return label_out(label)
 
 
-async def update_label(call: Call, req: sl.UpdateLabelRequest) -> dict[str, Any]:
+async def update_label(call: Call, req: sl.UpdateLabelRequest) -> sl.Label:
     provided = req.model_fields_set & {"name", "color"}
     if not provided:
         raise ApiError("MALFORMED_REQUEST", "Send name, color or both.",
@@ -98,9 +98,9 @@ async def update_label(call: Call, req: sl.UpdateLabelRequest) -> dict[str, Any]
     return label_out(label)
 
 
-async def delete_label(call: Call, req: sl.LabelPath) -> dict[str, Any]:
+async def delete_label(call: Call, req: sl.LabelPath) -> sl.Deleted:
     label = await load_label(call, req.label_id)
-    await call.session.exec(delete(ContentItemLabel).where(ContentItemLabel.label_id == label.id))
+    await call.session.exec(delete(ContentItemLabel).where(col(ContentItemLabel.label_id) == label.id))
     # Snippets keep label IDs in a JSON list: rewrite the (few) that carry this one.
     snippets = (await call.session.exec(select(Snippet).where(Snippet.brand_id == call.brand_id))).all()
     for snippet in snippets:
@@ -109,7 +109,7 @@ async def delete_label(call: Call, req: sl.LabelPath) -> dict[str, Any]:
             call.session.add(snippet)
     await call.session.delete(label)
     await call.session.flush()
-    return {"id": label.id, "outcome": "deleted"}
+    return sl.Deleted(id=label.id, outcome="deleted")
 
 
 LABELS_PATH = "/v1/brands/{brand_id}/labels"  # shared with the discovery list (tools/content/labels.py)

@@ -44,7 +44,7 @@ class Runtime:
 
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: object) -> Runtime:
-        return cls(settings=settings, db=Database(settings.resolved_database_url), **kwargs)  # type: ignore[arg-type]
+        return cls(settings=settings, db=Database(settings.resolved_database_url), **kwargs)  # pyright: ignore[reportArgumentType]  # kwargs are Runtime fields, checked by the dataclass
 
     def provider(self, name: str) -> Provider:
         return self.providers[name]

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas import library as sl
 from schemas.errors import ApiError, Issues, issue, not_found
@@ -16,9 +14,9 @@ from storage.tables.library import Label, Snippet
 from tools.endpoint import Call, Endpoint, Reply
 
 
-def snippet_out(s: Snippet) -> dict[str, Any]:
-    return {"id": s.id, "name": s.name, "text": s.text, "label_ids": s.label_ids, "created_at": iso(s.created_at),
-            "updated_at": iso(s.updated_at)}
+def snippet_out(s: Snippet) -> sl.Snippet:
+    return sl.Snippet(id=s.id, name=s.name, text=s.text, label_ids=s.label_ids, created_at=iso(s.created_at),
+                      updated_at=iso(s.updated_at))
 
 
 async def check_labels(call: Call, label_ids: list[str], path: str = "$.label_ids") -> None:
@@ -26,7 +24,7 @@ async def check_labels(call: Call, label_ids: list[str], path: str = "$.label_id
     if not label_ids:
         return
     found = set((await call.session.exec(select(Label.id).where(Label.brand_id == call.brand_id,
-                                                                Label.id.in_(label_ids)))).all())
+                                                                col(Label.id).in_(label_ids)))).all())
     issues = Issues()
     for i, lid in enumerate(label_ids):
         if lid not in found:
@@ -34,14 +32,14 @@ async def check_labels(call: Call, label_ids: list[str], path: str = "$.label_id
     issues.raise_if_any()
 
 
-async def list_snippets(call: Call, req: ListSnippetsRequest) -> Reply:
+async def list_snippets(call: Call, req: ListSnippetsRequest) -> Reply[list[sl.Snippet]]:
     rows, pagination = await older_page(
         call.session, select(Snippet).where(Snippet.brand_id == call.brand_id).order_by(
             *sort_order(Snippet.created_at, Snippet.id, "desc")), req.page, req.limit)
     return Reply(data=[snippet_out(r) for r in rows], pagination=pagination)
 
 
-async def create_snippet(call: Call, req: sl.CreateSnippetRequest) -> dict[str, Any]:
+async def create_snippet(call: Call, req: sl.CreateSnippetRequest) -> sl.Snippet:
     assert call.brand is not None
     await check_labels(call, req.label_ids)
     snippet = Snippet(id=new_id("snp"), workspace_id=call.brand.workspace_id, brand_id=call.brand_id,
@@ -60,7 +58,7 @@ async def load_snippet(call: Call, snippet_id: str) -> Snippet:
     return snippet
 
 
-async def update_snippet(call: Call, req: sl.UpdateSnippetRequest) -> dict[str, Any]:
+async def update_snippet(call: Call, req: sl.UpdateSnippetRequest) -> sl.Snippet:
     provided = req.model_fields_set & {"name", "text", "label_ids"}
     if not provided:
         raise ApiError("MALFORMED_REQUEST", "Send at least one of name, text, label_ids.",
@@ -79,11 +77,11 @@ async def update_snippet(call: Call, req: sl.UpdateSnippetRequest) -> dict[str, 
     return snippet_out(snippet)
 
 
-async def delete_snippet(call: Call, req: sl.SnippetPath) -> dict[str, Any]:
+async def delete_snippet(call: Call, req: sl.SnippetPath) -> sl.Deleted:
     snippet = await load_snippet(call, req.snippet_id)
     await call.session.delete(snippet)
     await call.session.flush()
-    return {"id": snippet.id, "outcome": "deleted"}
+    return sl.Deleted(id=snippet.id, outcome="deleted")
 
 
 PATH = "/v1/brands/{brand_id}/snippets"

@@ -193,13 +193,13 @@ async def list_targets(call: Call, req: BrandPath) -> out.TargetList:
 
 # -- older integration routes ------------------------------------------------------------------------------
 
-def older_integration(i: Integration) -> dict[str, Any]:
-    return {"id": i.id, "platform": i.platform, "status": i.status, "brand_id": i.brand_id,
+def older_integration(i: Integration) -> out.Integration:
+    return out.Integration.model_validate({"id": i.id, "platform": i.platform, "status": i.status, "brand_id": i.brand_id,
             "display_name": i.display_name, "username": i.username, "avatar_url": i.avatar_url,
-            "permissions": i.permissions, "created_at": iso(i.created_at), "updated_at": iso(i.updated_at)}
+            "permissions": i.permissions, "created_at": iso(i.created_at), "updated_at": iso(i.updated_at)})
 
 
-async def list_integrations(call: Call, req: ListIntegrationsRequest) -> Reply:
+async def list_integrations(call: Call, req: ListIntegrationsRequest) -> Reply[list[out.Integration]]:
     rows, pagination = await older_page(
         call.session, _brand_integrations(call).order_by(Integration.created_at, Integration.id), req.page, req.limit)
     return Reply(data=[older_integration(i) for i in rows], pagination=pagination)
@@ -216,7 +216,7 @@ async def _integration(call: Call, integration_id: str, *, lock: bool = False) -
     return found
 
 
-async def get_integration(call: Call, req: IntegrationPath) -> dict[str, Any]:
+async def get_integration(call: Call, req: IntegrationPath) -> out.Integration:
     return older_integration(await _integration(call, req.integration_id))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from datetime import date
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas.time import iso, parse_timestamp
 from server.cli import add_json_flag, emit, run_with_runtime, subcommands
@@ -43,7 +43,7 @@ async def cmd_plan(args: argparse.Namespace, rt: Runtime) -> None:
         out_weeks = []
         for week in weeks:
             items = (await session.exec(select(AutopilotItem).where(AutopilotItem.week_id == week.id)
-                                        .order_by(AutopilotItem.position))).all()
+                                        .order_by(col(AutopilotItem.position)))).all()
             out_weeks.append({"week_number": week.week_number, "starts_on": week.starts_on, "theme": week.theme,
                               "items": [{"id": i.id, "topic": i.topic} for i in items]})
     lines = [f"Autopilot plan {plan.id} for brand {brand.name}: added weeks "
@@ -69,7 +69,7 @@ async def cmd_schedule_item(args: argparse.Namespace, rt: Runtime) -> None:
         user_id = args.user
         if user_id is None:
             owner = (await session.exec(select(User).where(User.workspace_id == brand.workspace_id)
-                                        .order_by(User.created_at, User.id).limit(1))).first()
+                                        .order_by(col(User.created_at), User.id).limit(1))).first()
             if owner is None:
                 raise operator.OperatorError("the workspace has no user; pass --user")
             user_id = owner.id

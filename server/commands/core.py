@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import secrets
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas.plans import PLAN_IDS, SELF_HOSTED_PLAN_ID
 from schemas.scopes import parse_scopes
@@ -91,7 +91,7 @@ async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
                 # Already seeded: nothing new, not even a key (a lost one is replaced with `keys create`).
                 ws, key, secret = existing, None, None
                 brands = (await session.exec(select(Brand).where(Brand.workspace_id == ws.id)
-                                             .order_by(Brand.created_at, Brand.id))).all()
+                                             .order_by(col(Brand.created_at), Brand.id))).all()
                 password = None
                 if not await identity.login_exists(session, DEMO_USER):  # a demo made before the console existed
                     password = secrets.token_urlsafe(12)
@@ -144,7 +144,7 @@ async def cmd_workspaces_create(args: argparse.Namespace, rt: Runtime) -> None:
 async def cmd_workspaces_list(args: argparse.Namespace, rt: Runtime) -> None:
     await check_current(rt.db)
     async with rt.db.session(write=False) as session:
-        rows = (await session.exec(select(Workspace).order_by(Workspace.created_at, Workspace.id)
+        rows = (await session.exec(select(Workspace).order_by(col(Workspace.created_at), Workspace.id)
                                    .limit(WORKSPACES_LISTED))).all()
     out = [{"id": ws.id, "name": ws.name, "plan_id": ws.plan_id} for ws in rows]
     emit(args, {"workspaces": out},

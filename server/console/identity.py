@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from sqlalchemy import delete
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
@@ -109,14 +109,14 @@ async def set_password(session: AsyncSession, now: datetime, email: str, passwor
     login.password_hash = _argon2()[0].hash(password)
     login.updated_at = now
     session.add(login)
-    await session.exec(delete(ConsoleSession).where(ConsoleSession.user_id == login.user_id))
+    await session.exec(delete(ConsoleSession).where(col(ConsoleSession.user_id) == login.user_id))
     await session.flush()
     return login
 
 
 async def console_key_ids(session: AsyncSession, workspace_id: str) -> set[str]:
     """Keys that belong to console sign-ins (hidden from the API keys page)."""
-    return set((await session.exec(select(ConsoleLogin.key_id).join(User, User.id == ConsoleLogin.user_id)
+    return set((await session.exec(select(ConsoleLogin.key_id).join(User, col(User.id) == ConsoleLogin.user_id)
                                    .where(User.workspace_id == workspace_id))).all())
 
 
@@ -143,9 +143,9 @@ async def start_session(session: AsyncSession, now: datetime, login: ConsoleLogi
     """A new session for a successful sign-in; returns the cookie value. Any session the browser brought
     along (`replacing`, a cookie value) is deleted, so a planted session ID is never promoted (no fixation)."""
     if replacing:
-        await session.exec(delete(ConsoleSession).where(ConsoleSession.id == session_hash(replacing)))
-    await session.exec(delete(ConsoleSession).where(ConsoleSession.user_id == login.user_id,
-                                                    ConsoleSession.expires_at <= now))
+        await session.exec(delete(ConsoleSession).where(col(ConsoleSession.id) == session_hash(replacing)))
+    await session.exec(delete(ConsoleSession).where(col(ConsoleSession.user_id) == login.user_id,
+                                                    col(ConsoleSession.expires_at) <= now))
     token = secrets.token_urlsafe(32)
     session.add(ConsoleSession(id=session_hash(token), user_id=login.user_id, expires_at=now + SESSION_LIFETIME,
                                created_at=now, updated_at=now))
@@ -154,7 +154,7 @@ async def start_session(session: AsyncSession, now: datetime, login: ConsoleLogi
 
 
 async def end_session(session: AsyncSession, token: str) -> None:
-    await session.exec(delete(ConsoleSession).where(ConsoleSession.id == session_hash(token)))
+    await session.exec(delete(ConsoleSession).where(col(ConsoleSession.id) == session_hash(token)))
 
 
 async def resolve(session: AsyncSession, now: datetime, token: str | None) -> SignedIn | None:

@@ -42,7 +42,7 @@ from mcp.server.auth.routes import validate_issuer_url
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyHttpUrl
 from sqlalchemy import delete
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
@@ -252,7 +252,7 @@ class Provider:
         tokens = None
         async with self.rt.db.session(write=True) as session:
             # one use: a code that was already exchanged is gone (and spent, below)
-            gone = await session.exec(delete(OAuthCode).where(OAuthCode.code_hash == _hash(authorization_code.code)))
+            gone = await session.exec(delete(OAuthCode).where(col(OAuthCode.code_hash) == _hash(authorization_code.code)))
             if gone.rowcount == 1:
                 user = await session.get(User, authorization_code.user_id)
                 ws = await session.get(Workspace, user.workspace_id) if user else None
@@ -308,7 +308,7 @@ class Provider:
         return OAuthToken(access_token=access, expires_in=ACCESS_TTL, refresh_token=refresh, scope=" ".join(scopes))
 
     async def _grant_by(self, session: AsyncSession, column: Any, token: str) -> tuple[OAuthGrant, ApiKey] | None:
-        row = (await session.exec(select(OAuthGrant, ApiKey).join(ApiKey, ApiKey.id == OAuthGrant.key_id)
+        row = (await session.exec(select(OAuthGrant, ApiKey).join(ApiKey, col(ApiKey.id) == OAuthGrant.key_id)
                                   .where(column == _hash(token)))).first()
         if row is None or row[0].revoked_at is not None or row[1].revoked_at is not None:
             return None
@@ -408,8 +408,8 @@ async def resolve_access_token(rt: Runtime, token: str) -> Caller | None:
     async with rt.db.session(write=False) as session:
         row = (await session.exec(
             select(OAuthGrant, ApiKey, User, Workspace)
-            .join(ApiKey, ApiKey.id == OAuthGrant.key_id).join(User, User.id == OAuthGrant.user_id)
-            .join(Workspace, Workspace.id == User.workspace_id)
+            .join(ApiKey, col(ApiKey.id) == OAuthGrant.key_id).join(User, col(User.id) == OAuthGrant.user_id)
+            .join(Workspace, col(Workspace.id) == User.workspace_id)
             .where(OAuthGrant.access_hash == _hash(token)))).first()
     if row is None:
         return None

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 from zoneinfo import ZoneInfo
 
-from sqlmodel import select
+from sqlmodel import col, select
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
@@ -325,7 +325,7 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
             query = select(ApiKey).where(ApiKey.workspace_id == me.caller.workspace_id)
             if not me.is_admin:
                 query = query.where(ApiKey.user_id == me.user.id)
-            rows = (await session.exec(query.order_by(ApiKey.created_at.desc(), ApiKey.id).limit(200))).all()
+            rows = (await session.exec(query.order_by(col(ApiKey.created_at).desc(), ApiKey.id).limit(200))).all()
             brands = (await session.exec(select(Brand).where(Brand.workspace_id == me.caller.workspace_id)
                                          .order_by(Brand.name).limit(500))).all()
         return {"keys": [k for k in rows if k.id not in hidden], "brands": brands, "groups": scope_groups(),
@@ -526,7 +526,7 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
             async with rt.db.session(write=True) as session:
                 if brand_ids is not None:
                     found = set((await session.exec(select(Brand.id).where(
-                        Brand.workspace_id == me.caller.workspace_id, Brand.id.in_(brand_ids)))).all())
+                        Brand.workspace_id == me.caller.workspace_id, col(Brand.id).in_(brand_ids)))).all())
                     if not brand_ids or found != set(brand_ids):
                         raise ConsoleError("Pick brands of your workspace.", 422)
                 target = await oauth.grant_code(rt, session, client.client_id, params, me.user, chosen, brand_ids)

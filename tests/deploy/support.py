@@ -53,7 +53,7 @@ class Deployment:
     def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
         log = open(self.home / f"proc-{len(self.processes)}.log", "w")  # noqa: SIM115 - closed with the process
         proc = subprocess.Popen([CLI, *args], env=self.env(**(env or {})), stdout=log, stderr=subprocess.STDOUT)
-        proc.log_path = log.name  # type: ignore[attr-defined]
+        proc.log_path = log.name  # pyright: ignore[reportAttributeAccessIssue]  # an attribute the test attaches to a stdlib object
         self.processes.append(proc)
         return proc
 
@@ -76,7 +76,7 @@ class Deployment:
 
     @staticmethod
     def log(proc: subprocess.Popen) -> str:
-        return Path(proc.log_path).read_text()[-4000:]  # type: ignore[attr-defined]
+        return Path(proc.log_path).read_text()[-4000:]  # pyright: ignore[reportAttributeAccessIssue]  # an attribute the test attaches to a stdlib object
 
     def stop(self) -> None:
         for proc in self.processes:

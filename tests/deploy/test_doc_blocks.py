@@ -50,7 +50,7 @@ def website(tmp_path: Path) -> Iterator[str]:
     for name in ("roastery.jpg", "beans.jpg"):  # images the scan imports and the pipeline attaches
         (root / name).write_bytes(image_bytes(1200, 1200, "JPEG"))
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
+    handler.log_message = lambda *a: None  # pyright: ignore[reportAttributeAccessIssue]  # an attribute the test attaches to a stdlib object
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -15,7 +15,7 @@ from tests.publishing.support import schedule_of, seed_post, seed_schedule
 from tools.publishing import claims
 
 pytestmark = pytest.mark.anyio
-SCHEDULES = Schedule.__table__  # type: ignore[attr-defined]
+SCHEDULES = Schedule.__table__  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 
 
 async def test_only_due_approved_schedules_are_claimed_and_an_expired_lease_is_recovered(world) -> None:

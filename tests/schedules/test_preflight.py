@@ -30,7 +30,7 @@ class Setup(Sched):
 
 @pytest.fixture
 async def pf(world) -> Setup:
-    return await Setup(world).setup()  # type: ignore[return-value]
+    return await Setup(world).setup()  # pyright: ignore[reportReturnType]  # the fixture's Setup returns the world it was given
 
 
 def codes(issues: list[dict]) -> set[str]:

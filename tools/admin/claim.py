@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from sqlalchemy import and_, or_, update
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
@@ -60,15 +60,15 @@ def link_state(row: AdminClaimLink, now: datetime) -> State:
 async def latest_link(session: AsyncSession, brand: Brand) -> AdminClaimLink | None:
     return (await session.exec(select(AdminClaimLink).where(
         AdminClaimLink.brand_id == brand.id, AdminClaimLink.workspace_id == brand.workspace_id)
-        .order_by(AdminClaimLink.created_at.desc(), AdminClaimLink.id.desc()).limit(1))).first()
+        .order_by(col(AdminClaimLink.created_at).desc(), col(AdminClaimLink.id).desc()).limit(1))).first()
 
 
 async def create_link(session: AsyncSession, now: datetime, brand: Brand, user_id: str,
                       ttl_hours: float | None) -> tuple[AdminClaimLink, str]:
     """A new link (revoking the brand's earlier unused ones) and its token, which is never stored."""
     await session.exec(update(AdminClaimLink).where(
-        AdminClaimLink.brand_id == brand.id, AdminClaimLink.used_at.is_(None),
-        AdminClaimLink.revoked_at.is_(None)).values(revoked_at=now, updated_at=now))
+        col(AdminClaimLink.brand_id) == brand.id, col(AdminClaimLink.used_at).is_(None),
+        col(AdminClaimLink.revoked_at).is_(None)).values(revoked_at=now, updated_at=now))
     token = secrets.token_urlsafe(TOKEN_BYTES)
     expires = truncate_ms(now + timedelta(hours=ttl_hours)) if ttl_hours is not None else None
     row = AdminClaimLink(id=new_id("clm"), workspace_id=brand.workspace_id, brand_id=brand.id,
@@ -108,8 +108,8 @@ async def claim(session: AsyncSession, now: datetime, token: str) -> ClaimView:
     if row is None:
         return ClaimView("missing")
     result = await session.exec(update(AdminClaimLink).where(
-        AdminClaimLink.id == row.id, AdminClaimLink.used_at.is_(None), AdminClaimLink.revoked_at.is_(None),
-        or_(AdminClaimLink.expires_at.is_(None), and_(AdminClaimLink.expires_at > now))
+        col(AdminClaimLink.id) == row.id, col(AdminClaimLink.used_at).is_(None), col(AdminClaimLink.revoked_at).is_(None),
+        or_(col(AdminClaimLink.expires_at).is_(None), and_(col(AdminClaimLink.expires_at) > now))
     ).values(used_at=now, updated_at=now))
     brand = await session.get(Brand, row.brand_id)
     name = brand.name if brand else ""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import func, select
+from sqlmodel import col, func, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import admin as out
@@ -156,7 +156,7 @@ def _clip(text: str, limit: int) -> str:
 async def latest_run(session: AsyncSession, brand: Brand) -> AdminPipelineRun | None:
     return (await session.exec(select(AdminPipelineRun).where(
         AdminPipelineRun.brand_id == brand.id, AdminPipelineRun.workspace_id == brand.workspace_id)
-        .order_by(AdminPipelineRun.created_at.desc(), AdminPipelineRun.id.desc()).limit(1))).first()
+        .order_by(col(AdminPipelineRun.created_at).desc(), col(AdminPipelineRun.id).desc()).limit(1))).first()
 
 
 async def run_count(session: AsyncSession, brand: Brand) -> int:
@@ -188,14 +188,14 @@ async def _candidates(session: AsyncSession, brand: Brand) -> list[Media]:
         ordered = list(scan.image_media_ids) + ([scan.logo_media_id] if scan.logo_media_id else [])
     rows = (await session.exec(select(Media).where(
         Media.brand_id == brand.id, Media.workspace_id == brand.workspace_id,
-        Media.status.in_(READY_STATUSES)).order_by(Media.created_at.desc(), Media.id.desc())
+        col(Media.status).in_(READY_STATUSES)).order_by(col(Media.created_at).desc(), col(Media.id).desc())
         .limit(OTHER_MEDIA_MAX + len(ordered)))).all()
     by_id = {m.id: m for m in rows}
     if scan is not None:
         missing = [i for i in scan_media_ids(scan) if i not in by_id]
         if missing:
             by_id.update({m.id: m for m in (await session.exec(select(Media).where(
-                Media.id.in_(missing), Media.brand_id == brand.id, Media.status.in_(READY_STATUSES)))).all()})
+                col(Media.id).in_(missing), Media.brand_id == brand.id, col(Media.status).in_(READY_STATUSES)))).all()})
     picked = [by_id[i] for i in ordered if i in by_id]
     picked += [m for m in rows if m not in picked]
     return [m for m in picked if (m.kind or m.content_type.split("/", 1)[0]) in ("image", "video")]
@@ -212,7 +212,7 @@ def _settings(media: Media, prospect: AdminProspect) -> dict[str, Any]:
 async def sample_count(session: AsyncSession, brand: Brand) -> int:
     """Samples whose draft still exists."""
     return (await session.exec(select(func.count()).select_from(AdminSample).join(
-        ContentItem, ContentItem.id == AdminSample.content_item_id).where(
+        ContentItem, col(ContentItem.id) == AdminSample.content_item_id).where(
         AdminSample.brand_id == brand.id, AdminSample.workspace_id == brand.workspace_id,
         ContentItem.brand_id == brand.id))).one()
 
@@ -322,13 +322,13 @@ async def check_samples(session: AsyncSession, settings: Any, brand: Brand) -> l
     """Every sample whose draft exists (at most SAMPLES_PER_BRAND_MAX), newest first, with its usability:
     a caption, at least one media item, and every attached item completed (so its download_url serves)."""
     rows = (await session.exec(select(AdminSample, ContentItem).join(
-        ContentItem, ContentItem.id == AdminSample.content_item_id).where(
+        ContentItem, col(ContentItem.id) == AdminSample.content_item_id).where(
         AdminSample.brand_id == brand.id, AdminSample.workspace_id == brand.workspace_id,
-        ContentItem.brand_id == brand.id).order_by(AdminSample.created_at.desc(), AdminSample.id.desc())
+        ContentItem.brand_id == brand.id).order_by(col(AdminSample.created_at).desc(), col(AdminSample.id).desc())
         .limit(out.SAMPLES_PER_BRAND_MAX))).all()
     wanted = sorted({m for _, item in rows for m in media_ids(item)})
     media = {m.id: m for m in (await session.exec(select(Media).where(
-        Media.id.in_(wanted), Media.brand_id == brand.id))).all()} if wanted else {}
+        col(Media.id).in_(wanted), Media.brand_id == brand.id))).all()} if wanted else {}
     checks = []
     for _sample, item in rows:
         copy = _copy(item)
@@ -348,7 +348,7 @@ async def check_samples(session: AsyncSession, settings: Any, brand: Brand) -> l
 async def completed_media_count(session: AsyncSession, brand: Brand) -> int:
     return (await session.exec(select(func.count()).select_from(Media).where(
         Media.brand_id == brand.id, Media.workspace_id == brand.workspace_id,
-        Media.status.in_(READY_STATUSES)))).one()
+        col(Media.status).in_(READY_STATUSES)))).one()
 
 
 JOBS = {PIPELINE_JOB: run_pipeline}

@@ -22,7 +22,7 @@ from contextlib import aclosing
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import admin as out
@@ -135,7 +135,7 @@ def is_stale(scan: AdminWebsiteScan, now: datetime) -> bool:
 async def latest_scan(session: AsyncSession, brand: Brand) -> AdminWebsiteScan | None:
     return (await session.exec(select(AdminWebsiteScan).where(
         AdminWebsiteScan.brand_id == brand.id, AdminWebsiteScan.workspace_id == brand.workspace_id)
-        .order_by(AdminWebsiteScan.created_at.desc(), AdminWebsiteScan.id.desc()).limit(1))).first()
+        .order_by(col(AdminWebsiteScan.created_at).desc(), col(AdminWebsiteScan.id).desc()).limit(1))).first()
 
 
 def scan_media_ids(scan: AdminWebsiteScan) -> list[str]:
@@ -349,7 +349,7 @@ async def _import(rt: Runtime, session: AsyncSession, brand: Brand, scan: AdminW
     processing job (the per-brand media caps of the plan apply: 422 PLAN_LIMIT_REACHED)."""
     existing = (await session.exec(select(Media).where(
         Media.brand_id == brand.id, Media.workspace_id == brand.workspace_id, Media.source_url == url,
-        Media.status.in_(READY_STATUSES)).limit(1))).first()
+        col(Media.status).in_(READY_STATUSES)).limit(1))).first()
     if existing is not None:
         return existing
     await check_media_quota(session, brand, None, rt.settings.upgrade_url)
@@ -386,7 +386,7 @@ async def settle(rt: Runtime, session: AsyncSession, scan: AdminWebsiteScan) -> 
     """Settle import steps whose media items have all settled; finish the scan when every step has."""
     now = rt.clock.now()
     wanted = scan_media_ids(scan)
-    rows = (await session.exec(select(Media).where(Media.id.in_(wanted), Media.brand_id == scan.brand_id))).all() \
+    rows = (await session.exec(select(Media).where(col(Media.id).in_(wanted), Media.brand_id == scan.brand_id))).all() \
         if wanted else []
     media = {m.id: m for m in rows}
     brand = await session.get(Brand, scan.brand_id)

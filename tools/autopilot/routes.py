@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 
 import anyio
 from sqlalchemy import update
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import autopilot as sap
@@ -102,7 +102,7 @@ def week_status(items: list[AutopilotItem]) -> str:
 async def active_plan(session: AsyncSession, brand_id: str) -> AutopilotPlan | None:
     return (await session.exec(select(AutopilotPlan).where(
         AutopilotPlan.brand_id == brand_id, AutopilotPlan.status == "active")
-        .order_by(AutopilotPlan.created_at.desc(), AutopilotPlan.id.desc()).limit(1))).first()
+        .order_by(col(AutopilotPlan.created_at).desc(), col(AutopilotPlan.id).desc()).limit(1))).first()
 
 
 async def _plan(session: AsyncSession, brand_id: str, plan_id: str) -> AutopilotPlan:
@@ -127,7 +127,7 @@ async def _week(session: AsyncSession, plan: AutopilotPlan, week_number: int) ->
 
 async def _items(session: AsyncSession, week_id: str) -> list[AutopilotItem]:
     return list((await session.exec(select(AutopilotItem).where(AutopilotItem.week_id == week_id)
-                                    .order_by(AutopilotItem.position).limit(sap.ITEMS_PER_WEEK_MAX))).all())
+                                    .order_by(col(AutopilotItem.position)).limit(sap.ITEMS_PER_WEEK_MAX))).all())
 
 
 async def _item(session: AsyncSession, week: AutopilotWeek, item_id: str) -> AutopilotItem:
@@ -147,7 +147,7 @@ async def get_plan(call: Call, req: sap.GetAutopilotPlanRequest) -> dict[str, An
         return {"plan": None, "has_more_weeks": False}
     numbers = list((await call.session.exec(
         select(AutopilotWeek.week_number).where(AutopilotWeek.plan_id == plan.id)
-        .order_by(AutopilotWeek.week_number.desc()).limit(sap.RECENT_WEEKS_MAX + 1))).all())
+        .order_by(col(AutopilotWeek.week_number).desc()).limit(sap.RECENT_WEEKS_MAX + 1))).all())
     has_more = len(numbers) > sap.RECENT_WEEKS_MAX
     weeks = sorted(numbers[: sap.RECENT_WEEKS_MAX])
     latest = (link("get_autopilot_week", brand_id=plan.brand_id, week_number=str(weeks[-1]),
@@ -288,9 +288,9 @@ async def regenerate_item(call: Call, req: sap.RegenerateAutopilotItemRequest) -
         raise _uncertain_error(item, first=True) from None
 
     result = await session.exec(
-        update(AutopilotItem).where(AutopilotItem.id == item.id, AutopilotItem.revision == revision,
-                                    AutopilotItem.review_status == "pending_review",
-                                    AutopilotItem.content_item_id.is_(None), AutopilotItem.schedule_id.is_(None))
+        update(AutopilotItem).where(col(AutopilotItem.id) == item.id, col(AutopilotItem.revision) == revision,
+                                    col(AutopilotItem.review_status) == "pending_review",
+                                    col(AutopilotItem.content_item_id).is_(None), col(AutopilotItem.schedule_id).is_(None))
         .values(topic=topic, regeneration_status="none", revision=revision + 1, updated_at=call.now)
         .execution_options(synchronize_session=False))
     if result.rowcount != 1:
@@ -341,7 +341,7 @@ async def create_plan(session: AsyncSession, now: datetime, brand: Brand, *, wee
         if starts_on is not None:
             raise AutopilotError("the brand already has an active plan; new weeks follow its last week")
         last = (await session.exec(select(AutopilotWeek).where(AutopilotWeek.plan_id == plan.id)
-                                   .order_by(AutopilotWeek.week_number.desc()).limit(1))).first()
+                                   .order_by(col(AutopilotWeek.week_number).desc()).limit(1))).first()
         plan.updated_at = now
     if last is not None:
         number, start = last.week_number + 1, date.fromisoformat(last.starts_on) + timedelta(days=7)
@@ -401,7 +401,7 @@ async def schedule_generated_item(session: AsyncSession, now: datetime, item: Au
     if content is None or content.brand_id != brand.id:
         raise AutopilotError(f"no content item {content_item_id} in brand {brand.id}")
     found = set((await session.exec(select(Integration.id).where(Integration.brand_id == brand.id,
-                                                                 Integration.id.in_(ids)))).all())
+                                                                 col(Integration.id).in_(ids)))).all())
     if found != set(ids):
         raise AutopilotError(f"integrations not in brand {brand.id}: {', '.join(sorted(set(ids) - found))}")
 

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from storage.tables.autopilot import THEME_MAX, TOPIC_MAX
@@ -61,7 +61,7 @@ async def context_for(session: AsyncSession, brand: Brand, *, week_number: int, 
                       seed: str = "") -> TopicContext:
     """Build the context from the brand row and a bounded sample of its ideas."""
     rows = (await session.exec(select(Idea).where(Idea.brand_id == brand.id, Idea.status != "used")
-                               .order_by(Idea.updated_at.desc(), Idea.id.desc()).limit(IDEAS_SAMPLE))).all()
+                               .order_by(col(Idea.updated_at).desc(), col(Idea.id).desc()).limit(IDEAS_SAMPLE))).all()
     ideas = tuple(IdeaHint(_clip(r.name, 120), r.type) for r in rows if r.name and r.name.strip())
     voice = brand.voice_instructions or brand.voice_profile
     return TopicContext(brand_name=brand.name, category=brand.category, voice=_clip(voice, 500) if voice else None,

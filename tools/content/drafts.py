@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import or_
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas import content as sc
 from schemas.content import ListDraftsRequest
@@ -46,7 +46,7 @@ async def list_drafts(call: Call, req: ListDraftsRequest) -> dict[str, Any]:
         if exists is None:
             raise ApiError("DOMAIN_VALIDATION_FAILED", "No label of this brand has this ID.",
                            issues=[issue("$.label", "NOT_FOUND", "Use an id from list_labels.")])
-        query = query.join(ContentItemLabel, ContentItemLabel.content_item_id == ContentItem.id).where(
+        query = query.join(ContentItemLabel, col(ContentItemLabel.content_item_id) == ContentItem.id).where(
             ContentItemLabel.label_id == req.label)
     found: list[ContentItem] = []
     last: ContentItem | None = None
@@ -54,8 +54,8 @@ async def list_drafts(call: Call, req: ListDraftsRequest) -> dict[str, Any]:
         page = query
         if last is not None:
             page = page.where(ContentItem.updated_at <= last.updated_at,
-                              or_(ContentItem.updated_at < last.updated_at, ContentItem.id < last.id))
-        rows = list((await session.exec(page.order_by(ContentItem.updated_at.desc(), ContentItem.id.desc())
+                              or_(col(ContentItem.updated_at) < last.updated_at, col(ContentItem.id) < last.id))
+        rows = list((await session.exec(page.order_by(col(ContentItem.updated_at).desc(), col(ContentItem.id).desc())
                                         .limit(SCAN_BATCH))).all())
         if not rows:
             break

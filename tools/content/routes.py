@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import bindparam, delete
-from sqlmodel import select
+from sqlmodel import col, select
 
 from providers.base import ProviderError
 from schemas import content as sc
@@ -134,7 +134,7 @@ async def update_content_item(call: Call, req: Any) -> Any:
 
 async def delete_item(call: Call, item: ContentItem) -> None:
     """Delete a draft and its label links; media and everything else stay."""
-    await call.session.exec(delete(ContentItemLabel).where(ContentItemLabel.content_item_id == item.id))
+    await call.session.exec(delete(ContentItemLabel).where(col(ContentItemLabel.content_item_id) == item.id))
     await call.session.delete(item)
     await call.session.flush()
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy import bindparam
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import content as sc
@@ -118,7 +118,7 @@ def _draft_fields(request: type) -> tuple[str, ...]:
     found = _DRAFT_FIELDS.get(request)
     if found is None:
         create = sc.CreateContentItemRequest.model_fields
-        found = _DRAFT_FIELDS[request] = tuple(n for n in request.model_fields  # type: ignore[attr-defined]
+        found = _DRAFT_FIELDS[request] = tuple(n for n in request.model_fields
                                                if n in create and n not in ("brand_id", "name"))
     return found
 
@@ -215,11 +215,11 @@ def _alt_text_keys(issues: Issues, path: str, alt_text: dict[str, str], media_id
 # Reads of columns, not ORM objects (storage/statements.py): `media_kind` and the checks below read only
 # these columns of a Media row.
 _BRAND_INTEGRATIONS = Query(select(Integration.id).where(Integration.brand_id == bindparam("brand_id"),
-                                                            Integration.id.in_(bindparam("ids", expanding=True))))
+                                                            col(Integration.id).in_(bindparam("ids", expanding=True))))
 _BRAND_LABELS = Query(select(Label.id).where(Label.brand_id == bindparam("brand_id"),
-                                                Label.id.in_(bindparam("ids", expanding=True))))
+                                                col(Label.id).in_(bindparam("ids", expanding=True))))
 _BRAND_MEDIA = Query(select(Media.id, Media.status, Media.kind, Media.content_type).where(
-    Media.brand_id == bindparam("brand_id"), Media.id.in_(bindparam("ids", expanding=True))))
+    Media.brand_id == bindparam("brand_id"), col(Media.id).in_(bindparam("ids", expanding=True))))
 
 async def data_issues(session: AsyncSession, brand_id: str, draft: Draft, fields: set[str] | None = None) -> Issues:
     """Check what `fields` refer to (all fields when None): integrations, labels and media of this brand."""
@@ -311,7 +311,7 @@ async def load_item(session: AsyncSession, brand_id: str, item_id: str) -> Conte
 
 # Built once: a list page asks for the labels of its items on every call.
 _LABELS_OF = Query(select(ContentItemLabel.content_item_id, ContentItemLabel.label_id)
-                      .where(ContentItemLabel.content_item_id.in_(bindparam("item_ids", expanding=True)))
+                      .where(col(ContentItemLabel.content_item_id).in_(bindparam("item_ids", expanding=True)))
                       .order_by(ContentItemLabel.label_id))
 
 

@@ -18,8 +18,8 @@ from tools.content.rules import Draft, check, check_data
 # A new item and its labels are written by Core inserts of plain values: building a SQLModel object and flushing
 # it through the unit of work cost more than the rest of the create (bench/HISTORY.md, "Write latency").
 # Built once, run through Core on the session's connection (storage/statements.py).
-_INSERT_ITEM = Write(insert(ContentItem.__table__))  # type: ignore[attr-defined]
-_INSERT_LABELS = Write(insert(ContentItemLabel.__table__))  # type: ignore[attr-defined]
+_INSERT_ITEM = Write(insert(ContentItem.__table__))  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
+_INSERT_LABELS = Write(insert(ContentItemLabel.__table__))  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 
 
 async def insert_item(session: AsyncSession, *, workspace_id: str, user_id: str, brand_id: str,
@@ -32,7 +32,7 @@ async def insert_item(session: AsyncSession, *, workspace_id: str, user_id: str,
     await check_data(session, brand_id, draft)
     item = SimpleNamespace(id=new_id("ci"), workspace_id=workspace_id, brand_id=brand_id,
                            created_by=user_id, name=req.name.strip(), created_at=now, updated_at=now)
-    draft.apply(item)  # type: ignore[arg-type]
+    draft.apply(item)  # pyright: ignore[reportArgumentType]  # a namespace standing in for the row (duck-typed)
     await _INSERT_ITEM.run(session, vars(item))
     if draft.label_ids:
         await _INSERT_LABELS.run_many(session, [{"content_item_id": item.id, "label_id": label_id,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import distinct
-from sqlmodel import func, select
+from sqlmodel import col, func, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import plans as catalogue_data
@@ -76,7 +76,7 @@ async def used(session: AsyncSession, target: Workspace | Brand, limit: str) -> 
     if not isinstance(target, Brand):
         raise ValueError(f"limit {limit} applies within a brand: pass the Brand")
     if limit == "networks_per_brand":
-        return (await session.exec(select(func.count(distinct(Integration.platform)))
+        return (await session.exec(select(func.count(distinct(col(Integration.platform))))
                                    .where(Integration.brand_id == target.id))).one()
     live_media = (Media.brand_id == target.id, Media.status != "failed")
     if limit == "media_items_per_brand":
@@ -137,8 +137,8 @@ async def workspace_usage(session: AsyncSession, ws: Workspace, plan: Plan | Non
     plan = plan or get_plan(ws.plan_id)
     out = [Usage("social_accounts", await used(session, ws, "social_accounts"), plan.limits["social_accounts"])]
     networks = (await session.exec(
-        select(func.count(distinct(Integration.platform))).where(Integration.workspace_id == ws.id)
-        .group_by(Integration.brand_id).order_by(func.count(distinct(Integration.platform)).desc()).limit(1))).first()
+        select(func.count(distinct(col(Integration.platform)))).where(Integration.workspace_id == ws.id)
+        .group_by(Integration.brand_id).order_by(func.count(distinct(col(Integration.platform))).desc()).limit(1))).first()
     out.append(Usage("networks_per_brand", int(networks or 0), plan.limits["networks_per_brand"]))
     media = (await session.exec(
         select(func.count(), func.coalesce(func.sum(Media.size), 0))

@@ -19,7 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import update
-from sqlmodel import select
+from sqlmodel import col, select
 
 from storage.tables.media import Media
 from tools.media.items import blob_key, blobs
@@ -47,8 +47,8 @@ async def accept_incoming(rt: Runtime, worker_id: str) -> int:
     now = rt.clock.now()
     async with rt.db.session(write=False) as session:
         waiting = (await session.exec(select(Media).where(
-            Media.source == "upload", Media.status == "pending_upload", Media.uploaded_at.is_(None),
-            Media.upload_expires_at >= now - GRACE).order_by(Media.upload_expires_at).limit(BATCH))).all()
+            Media.source == "upload", Media.status == "pending_upload", col(Media.uploaded_at).is_(None),
+            Media.upload_expires_at >= now - GRACE).order_by(col(Media.upload_expires_at)).limit(BATCH))).all()
     done = 0
     for media in waiting:
         incoming = incoming_key(media.id)
@@ -63,7 +63,7 @@ async def accept_incoming(rt: Runtime, worker_id: str) -> int:
         values = {"uploaded_at": now, "updated_at": now, "storage_key": key, "status": "processing"}
         async with rt.db.session(write=True) as session:
             result = await session.exec(update(Media).where(
-                Media.id == media.id, Media.status == "pending_upload", Media.uploaded_at.is_(None)).values(**values))
+                col(Media.id) == media.id, col(Media.status) == "pending_upload", col(Media.uploaded_at).is_(None)).values(**values))
             won = result.rowcount == 1
             if won:
                 await enqueue_processing(session, now, media.id)

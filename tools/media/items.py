@@ -10,7 +10,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from sqlalchemy import or_
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
@@ -199,8 +199,8 @@ class Asset:
 async def find_asset(session: AsyncSession, asset_id: str) -> Asset | None:
     """The servable file behind a capability ID: only items whose bytes were verified (completed)."""
     media = (await session.exec(select(Media).where(or_(
-        Media.asset_id == asset_id, Media.thumbnail_large_id == asset_id,
-        Media.thumbnail_small_id == asset_id)).limit(1))).first()
+        col(Media.asset_id) == asset_id, col(Media.thumbnail_large_id) == asset_id,
+        col(Media.thumbnail_small_id) == asset_id)).limit(1))).first()
     if media is None or media.status not in READY_STATUSES:
         return None
     if media.asset_id == asset_id:

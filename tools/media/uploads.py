@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from sqlalchemy import update
+from sqlmodel import col
 
 from schemas.errors import ApiError, issue
 from schemas.ids import is_id
@@ -160,7 +161,7 @@ async def receive_upload(rt: Runtime, media_id: str, *, expires: str | None, sig
         values.update(size=stored.size, sha256=stored.sha256)
     async with rt.db.session(write=True) as session:
         result = await session.exec(update(Media).where(
-            Media.id == media.id, Media.status == "pending_upload", Media.uploaded_at.is_(None)).values(**values))
+            col(Media.id) == media.id, col(Media.status) == "pending_upload", col(Media.uploaded_at).is_(None)).values(**values))
         won = result.rowcount == 1
         if won and media.source == "upload":
             await enqueue_processing(session, now, media.id)

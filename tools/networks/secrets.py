@@ -5,7 +5,7 @@ putting a new key first (SOCIALPUB_SECRET_KEYS, or `--new-key` for the key file)
 
 from __future__ import annotations
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from storage import vault
 from storage.tables.integrations import Integration
@@ -22,7 +22,7 @@ async def rotate(rt: Runtime, *, legacy_only: bool = False) -> dict[str, int]:
     after = ""
     while True:
         async with rt.db.session(write=True) as s:
-            rows = (await s.exec(select(Integration).where(Integration.id > after, Integration.credentials.is_not(None))
+            rows = (await s.exec(select(Integration).where(Integration.id > after, col(Integration.credentials).is_not(None))
                                  .order_by(Integration.id).limit(PAGE))).all()
             for i in rows:
                 legacy = not vault.is_sealed(i.credentials)
@@ -37,11 +37,11 @@ async def rotate(rt: Runtime, *, legacy_only: bool = False) -> dict[str, int]:
     if legacy_only:
         return counts
     async with rt.db.session(write=True) as s:
-        for app in (await s.exec(select(OAuthApp).where(OAuthApp.client_secret.is_not(None)))).all():
+        for app in (await s.exec(select(OAuthApp).where(col(OAuthApp.client_secret).is_not(None)))).all():
             app.client_secret = vault.seal_text(rt.settings, vault.open_text(rt.settings, app.client_secret))
             s.add(app)
             counts["oauth_apps"] += 1
-        for state in (await s.exec(select(OAuthState).where(OAuthState.used_at.is_(None)))).all():
+        for state in (await s.exec(select(OAuthState).where(col(OAuthState.used_at).is_(None)))).all():
             state.code_verifier = vault.seal_text(rt.settings, vault.open_text(rt.settings, state.code_verifier))
             s.add(state)
             counts["oauth_states"] += 1

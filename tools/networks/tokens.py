@@ -24,7 +24,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from providers.base import Account, ProviderError
 from schemas.time import parse_timestamp
@@ -43,7 +43,7 @@ RETRY_AFTER = timedelta(minutes=5)  # a failed refresh (network down, rate limit
 def due_query(now: datetime, limit: int = BATCH) -> Any:
     """The ids of connected accounts whose refresh or notice is due, soonest first: an index range scan."""
     return (select(Integration.id).where(Integration.status == "connected", Integration.refresh_due_at <= now)
-            .order_by(Integration.refresh_due_at).limit(limit))
+            .order_by(col(Integration.refresh_due_at)).limit(limit))
 
 
 async def refresh_due(rt: Runtime, worker_id: str) -> int:

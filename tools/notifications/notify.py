@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from sqlalchemy import insert
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
@@ -47,8 +47,8 @@ RECIPIENTS_MEMO = "notify_recipients_memo"
 # kept there for the caller's `flush_deferred` (one bulk insert for a whole group commit of the worker).
 DEFERRED = "notify_deferred"
 # Built once, run through Core on the session's connection (storage/statements.py).
-_INSERT_NOTIFICATIONS = Write(insert(Notification.__table__))  # type: ignore[attr-defined]
-_INSERT_EMAILS = Write(insert(EmailOutbox.__table__))  # type: ignore[attr-defined]
+_INSERT_NOTIFICATIONS = Write(insert(Notification.__table__))  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
+_INSERT_EMAILS = Write(insert(EmailOutbox.__table__))  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 
 _TYPE_RE = re.compile(r"[a-z][a-z0-9_]{0,59}")
 
@@ -89,24 +89,24 @@ async def effective_preferences(session: AsyncSession, brand_id: str,
     if not ids:
         return {}
     accounts = {r.user_id: r.email_notifications for r in (await session.exec(
-        select(NotificationAccountSettings).where(NotificationAccountSettings.user_id.in_(ids)))).all()}
+        select(NotificationAccountSettings).where(col(NotificationAccountSettings.user_id).in_(ids)))).all()}
     overrides = {r.user_id: r.email_notifications for r in (await session.exec(
         select(NotificationBrandOverride).where(NotificationBrandOverride.brand_id == brand_id,
-                                                NotificationBrandOverride.user_id.in_(ids),
-                                                NotificationBrandOverride.is_active.is_(True)))).all()}
+                                                col(NotificationBrandOverride.user_id).in_(ids),
+                                                col(NotificationBrandOverride.is_active).is_(True)))).all()}
     return {u: merged(accounts.get(u), overrides.get(u)) for u in ids}
 
 
 async def _recipients(session: AsyncSession, workspace_id: str, audience: Audience) -> list[User]:
     query = select(User).where(User.workspace_id == workspace_id)
     if audience == "admins":
-        query = query.where(User.role.in_(ADMIN_ROLES))
+        query = query.where(col(User.role).in_(ADMIN_ROLES))
     elif audience != "all":
         wanted = sorted(set(audience))
         if not wanted:
             return []
-        query = query.where(User.id.in_(wanted))  # IDs outside the workspace are simply not matched
-    return list((await session.exec(query.order_by(User.created_at, User.id).limit(MAX_RECIPIENTS))).all())
+        query = query.where(col(User.id).in_(wanted))  # IDs outside the workspace are simply not matched
+    return list((await session.exec(query.order_by(col(User.created_at), User.id).limit(MAX_RECIPIENTS))).all())
 
 
 async def notify(
@@ -143,7 +143,7 @@ async def notify(
             memo[key] = (users, prefs)
     if dedupe_key is not None and users:
         already = set((await session.exec(select(Notification.user_id).where(
-            Notification.user_id.in_([u.id for u in users]), Notification.dedupe_key == dedupe_key,
+            col(Notification.user_id).in_([u.id for u in users]), Notification.dedupe_key == dedupe_key,
             Notification.created_at >= now - dedupe_window))).all())
         users = [u for u in users if u.id not in already]
     if not users:
@@ -243,11 +243,11 @@ async def integration_status_changed(session: AsyncSession, now: datetime, integ
 async def mark_read(session: AsyncSession, now: datetime, user_id: str, *, brand_id: str | None = None,
                     ids: Sequence[str] | None = None) -> int:
     """Mark a user's notifications read (the dashboard's action; no API route does this)."""
-    query = select(Notification).where(Notification.user_id == user_id, Notification.is_read.is_(False))
+    query = select(Notification).where(Notification.user_id == user_id, col(Notification.is_read).is_(False))
     if brand_id is not None:
         query = query.where(Notification.brand_id == brand_id)
     if ids is not None:
-        query = query.where(Notification.id.in_(list(ids)))
+        query = query.where(col(Notification.id).in_(list(ids)))
     rows = (await session.exec(query.limit(10_000))).all()
     for row in rows:
         row.is_read, row.read_at = True, now

@@ -7,7 +7,7 @@ settings. Producing notifications is `tools/notifications/notify.py`.
 from __future__ import annotations
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas import notifications as out
 from schemas.ids import new_id
@@ -31,7 +31,7 @@ async def list_notifications(call: Call, req: ListNotificationsRequest) -> out.N
             Notification.workspace_id == caller.workspace_id)
     query = select(Notification).where(*mine)
     if req.filter == "unread":
-        query = query.where(Notification.is_read.is_(False))
+        query = query.where(col(Notification.is_read).is_(False))
     position = None
     if req.cursor is not None:  # the last item's ID, ordered by ID (new IDs sort last)
         position = await keyset.position_of_id(call.session, Notification.id, Notification.id, req.cursor, *mine,

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.errors import ApiError
@@ -59,7 +59,7 @@ async def default_workspace(session: AsyncSession, workspace_id: str | None = No
         if ws is None:
             raise OperatorError(f"no workspace {workspace_id}")
         return ws
-    rows = (await session.exec(select(Workspace).order_by(Workspace.created_at, Workspace.id).limit(2))).all()
+    rows = (await session.exec(select(Workspace).order_by(col(Workspace.created_at), Workspace.id).limit(2))).all()
     if not rows:
         raise OperatorError("no workspace yet: run `socialpub init`")
     if len(rows) > 1:
@@ -107,7 +107,7 @@ async def create_key(
         if not brand_ids:
             raise OperatorError("--brands needs at least one brand ID")
         found = set((await session.exec(
-            select(Brand.id).where(Brand.workspace_id == workspace.id, Brand.id.in_(brand_ids)))).all())
+            select(Brand.id).where(Brand.workspace_id == workspace.id, col(Brand.id).in_(brand_ids)))).all())
         missing = sorted(set(brand_ids) - found)
         if missing:
             raise OperatorError(f"no brand {', '.join(missing)} in workspace {workspace.id}")

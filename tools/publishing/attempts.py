@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 import anyio
-from sqlmodel import select
+from sqlmodel import col, select
 
 from providers.base import Account, PostRequest, PostResult, ProviderError
 from schemas.platforms import BY_KEY
@@ -92,7 +92,7 @@ def platform_settings(item: ContentItem | None, platform: str) -> dict[str, Any]
 async def media_rows(s: Any, brand_id: str, ids: list[str]) -> dict[str, Media]:
     if not ids:
         return {}
-    rows = (await s.exec(select(Media).where(Media.brand_id == brand_id, Media.id.in_(ids)))).all()
+    rows = (await s.exec(select(Media).where(Media.brand_id == brand_id, col(Media.id).in_(ids)))).all()
     return {m.id: m for m in rows}
 
 

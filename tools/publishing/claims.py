@@ -27,7 +27,7 @@ LEASE = timedelta(seconds=30)
 RENEW_SECONDS = 10.0
 STOP_POLL_SECONDS = 0.2  # how soon a stopping worker hands back the Schedules of its batch not yet started
 
-_TABLE = Schedule.__table__  # type: ignore[attr-defined]
+_TABLE = Schedule.__table__  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 SCHEDULES = Leased(_TABLE, order_by=(_TABLE.c.scheduled_at, _TABLE.c.id), on_claim={"status": "publishing"})
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, update
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import queues as sq
@@ -87,20 +87,20 @@ def arm(q: Queue, now: datetime) -> None:
 
 # -- shapes and checks --------------------------------------------------------------------------------------
 
-def queue_out(q: Queue) -> dict[str, Any]:
-    return {"id": q.id, "name": q.name, "brand_id": q.brand_id, "active": q.active, "mode": q.mode,
+def queue_out(q: Queue) -> sq.QueueOut:
+    return sq.QueueOut.model_validate({"id": q.id, "name": q.name, "brand_id": q.brand_id, "active": q.active, "mode": q.mode,
             "times_of_day": list(q.times_of_day), "timezone": q.timezone, "interval_minutes": q.interval_minutes,
             "start_at": iso(q.start_at), "next_run_at": iso(q.next_run_at), "loop": q.loop,
             "content_item_ids": list(q.content_item_ids), "integration_ids": list(q.integration_ids),
             "skip_count": q.skip_count, "approval_status": "approved" if q.approved_by_key else "pending_review",
-            "created_at": iso(q.created_at), "updated_at": iso(q.updated_at)}
+            "created_at": iso(q.created_at), "updated_at": iso(q.updated_at)})
 
 
 async def check_content(session: AsyncSession, brand_id: str, ids: list[str]) -> None:
     if not ids:
         return
     have = set((await session.exec(select(ContentItem.id).where(
-        ContentItem.brand_id == brand_id, ContentItem.id.in_(ids)))).all())
+        ContentItem.brand_id == brand_id, col(ContentItem.id).in_(ids)))).all())
     issues = Issues()
     for i, cid in enumerate(ids):
         if cid not in have:
@@ -122,10 +122,10 @@ def check_mode(q: Queue, code: str) -> None:
 
 # -- routes -------------------------------------------------------------------------------------------------
 
-async def list_queues(call: Call, req: sq.BrandPath) -> list[dict[str, Any]]:
+async def list_queues(call: Call, req: sq.BrandPath) -> sq.QueueList:
     rows = (await call.session.exec(select(Queue).where(Queue.brand_id == call.brand_id).order_by(
-        Queue.created_at, Queue.id).limit(sq.QUEUES_PER_BRAND_MAX))).all()
-    return [queue_out(q) for q in rows]
+        col(Queue.created_at), Queue.id).limit(sq.QUEUES_PER_BRAND_MAX))).all()
+    return sq.QueueList([queue_out(q) for q in rows])
 
 
 async def load_queue(call: Call, queue_id: str, *, lock: bool = False) -> Queue:
@@ -137,12 +137,12 @@ async def load_queue(call: Call, queue_id: str, *, lock: bool = False) -> Queue:
     return q
 
 
-async def get_queue(call: Call, req: sq.QueuePath) -> dict[str, Any]:
+async def get_queue(call: Call, req: sq.QueuePath) -> sq.QueueOut:
     return queue_out(await load_queue(call, req.queue_id))
 
 
 
-async def create_queue(call: Call, req: sq.CreateQueueRequest) -> dict[str, Any]:
+async def create_queue(call: Call, req: sq.CreateQueueRequest) -> sq.QueueOut:
     assert call.brand is not None and call.caller is not None
     count = (await call.session.exec(select(func.count()).select_from(Queue).where(
         Queue.brand_id == call.brand_id))).one()
@@ -169,7 +169,7 @@ async def create_queue(call: Call, req: sq.CreateQueueRequest) -> dict[str, Any]
     return queue_out(q)
 
 
-async def update_queue(call: Call, req: sq.UpdateQueueRequest) -> dict[str, Any]:
+async def update_queue(call: Call, req: sq.UpdateQueueRequest) -> sq.QueueOut:
     fields = set(sq.UpdateQueueRequest.model_fields) - {"brand_id", "queue_id"}
     provided = req.model_fields_set & fields
     if not provided:
@@ -206,11 +206,11 @@ async def update_queue(call: Call, req: sq.UpdateQueueRequest) -> dict[str, Any]
     return queue_out(q)
 
 
-async def delete_queue(call: Call, req: sq.QueuePath) -> dict[str, Any]:
+async def delete_queue(call: Call, req: sq.QueuePath) -> Deleted:
     q = await load_queue(call, req.queue_id, lock=True)
     await call.session.delete(q)
     await call.session.flush()
-    return {"id": q.id, "outcome": "deleted"}
+    return Deleted(id=q.id, outcome="deleted")
 
 
 # -- the worker tick ----------------------------------------------------------------------------------------
@@ -248,7 +248,7 @@ async def fire(session: AsyncSession, q: Queue, now: datetime, upgrade_url: str 
     chosen: str | None = None
     if items:
         existing = set((await session.exec(select(ContentItem.id).where(
-            ContentItem.brand_id == q.brand_id, ContentItem.id.in_(items)))).all())
+            ContentItem.brand_id == q.brand_id, col(ContentItem.id).in_(items)))).all())
         # Consume positions until an item that still exists (deleted items are skipped and counted).
         for _ in range(len(items)):
             if not q.loop and skip >= len(items):
@@ -265,8 +265,8 @@ async def fire(session: AsyncSession, q: Queue, now: datetime, upgrade_url: str 
     next_run = next_slot(probe, max(slot, now)) if probe.active else None
     connection = await session.connection()
     claimed = await connection.execute(
-        update(Queue).where(Queue.id == q.id, Queue.next_run_at == slot, Queue.skip_count == q.skip_count,
-                            Queue.updated_at == q.updated_at, Queue.active.is_(True))
+        update(Queue).where(col(Queue.id) == q.id, col(Queue.next_run_at) == slot, col(Queue.skip_count) == q.skip_count,
+                            col(Queue.updated_at) == q.updated_at, col(Queue.active).is_(True))
         .values(next_run_at=next_run, skip_count=skip, active=probe.active, updated_at=now))
     if claimed.rowcount != 1:
         return False
@@ -299,8 +299,8 @@ async def queue_tick(rt: Any, worker_id: str) -> int:
     now = rt.clock.now()
     made = 0
     async with rt.db.session(write=True) as session:
-        due = (await session.exec(select(Queue).where(Queue.active.is_(True), Queue.next_run_at <= now + HOLD_AHEAD)
-                                  .order_by(Queue.next_run_at, Queue.id).limit(TICK_BATCH))).all()
+        due = (await session.exec(select(Queue).where(col(Queue.active).is_(True), Queue.next_run_at <= now + HOLD_AHEAD)
+                                  .order_by(col(Queue.next_run_at), Queue.id).limit(TICK_BATCH))).all()
         for q in due:
             assert q.next_run_at is not None
             if q.next_run_at > now and not await _hold_ahead(session, q, now):
@@ -320,7 +320,7 @@ async def queued_usage(session: AsyncSession, brand_id: str, content_item_ids: l
     """"queued" for every given item listed by an active queue of the brand (bounded: at most 100 queues)."""
     wanted = set(content_item_ids)
     lists = (await session.exec(select(Queue.content_item_ids).where(
-        Queue.brand_id == brand_id, Queue.active.is_(True)).limit(sq.QUEUES_PER_BRAND_MAX))).all()
+        Queue.brand_id == brand_id, col(Queue.active).is_(True)).limit(sq.QUEUES_PER_BRAND_MAX))).all()
     found: dict[str, Iterable[str]] = {}
     for ids in lists:
         for cid in ids or []:

@@ -22,7 +22,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from providers.base import PostResult
 from schemas.ids import new_id
@@ -53,8 +53,8 @@ MAX_ATTEMPTS = 5  # provider calls per target before a retryable failure becomes
 # 30 s, 1 min, 2 min, 4 min ... capped at an hour, never sooner than the network's Retry-After.
 RETRY = RetryPolicy(base=timedelta(seconds=30), cap=timedelta(hours=1), max_attempts=MAX_ATTEMPTS)
 
-RUNS = PublishExecution.__table__  # type: ignore[attr-defined]
-PUBLICATIONS = Publication.__table__  # type: ignore[attr-defined]
+RUNS = PublishExecution.__table__  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
+PUBLICATIONS = Publication.__table__  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 
 APPROVAL_MISSING = {
     "code": "APPROVAL_PENDING",
@@ -174,7 +174,7 @@ async def start_execution(tx: Tx, schedule: Schedule, now: datetime) -> list[Pub
         found = [await tx.get(Integration, i) for i in wanted_ids]
     else:
         found = list((await tx.session.exec(select(Integration).where(
-            Integration.brand_id == schedule.brand_id, Integration.id.in_(wanted_ids)))).all())
+            Integration.brand_id == schedule.brand_id, col(Integration.id).in_(wanted_ids)))).all())
     integrations = {i.id: i for i in found if i is not None and i.brand_id == schedule.brand_id}
     wanted: list[str] = []
     for integration in integrations.values():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import queues as sq
@@ -54,7 +54,7 @@ async def thumbnails(session: AsyncSession, settings: Any, brand_id: str, item_i
     if not item_ids:
         return {}
     items = (await session.exec(select(ContentItem).where(ContentItem.brand_id == brand_id,
-                                                          ContentItem.id.in_(sorted(set(item_ids)))))).all()
+                                                          col(ContentItem.id).in_(sorted(set(item_ids)))))).all()
     first = {}
     for item in items:
         media = media_ids(item)
@@ -64,7 +64,7 @@ async def thumbnails(session: AsyncSession, settings: Any, brand_id: str, item_i
     if not first:
         return {}
     rows = (await session.exec(select(Media).where(Media.brand_id == brand_id,
-                                                   Media.id.in_(sorted(set(first.values())))))).all()
+                                                   col(Media.id).in_(sorted(set(first.values())))))).all()
     urls = {}
     for m in rows:
         asset = m.thumbnail_large_id or (m.asset_id if m.kind == "image" else None)
@@ -73,15 +73,15 @@ async def thumbnails(session: AsyncSession, settings: Any, brand_id: str, item_i
     return {item_id: urls[media_id] for item_id, media_id in first.items() if media_id in urls}
 
 
-def run_out(s: Schedule, thumbnail_url: str | None) -> dict[str, Any]:
-    return {"id": s.id, "brand_id": s.brand_id, "content_item_id": s.content_item_id,
+def run_out(s: Schedule, thumbnail_url: str | None) -> sq.PublishRun:
+    return sq.PublishRun.model_validate({"id": s.id, "brand_id": s.brand_id, "content_item_id": s.content_item_id,
             "scheduled_at": iso(s.scheduled_at), "integration_ids": list(s.integration_ids),
             "status": older_status(s), "approval_status": s.approval_status, "source": s.source,
             "failure_reason": s.failure_reason, "thumbnail_url": thumbnail_url, "created_at": iso(s.created_at),
-            "updated_at": iso(s.updated_at)}
+            "updated_at": iso(s.updated_at)})
 
 
-async def _out(call: Call, s: Schedule) -> dict[str, Any]:
+async def _out(call: Call, s: Schedule) -> sq.PublishRun:
     thumbs = await thumbnails(call.session, call.rt.settings, call.brand_id, [s.content_item_id])
     return run_out(s, thumbs.get(s.content_item_id))
 
@@ -99,7 +99,7 @@ async def check_ids(session: AsyncSession, brand_id: str, *, content_item_id: st
                                                "list_content_items.")
     if integration_ids:
         have = set((await session.exec(select(Integration.id).where(
-            Integration.brand_id == brand_id, Integration.id.in_(integration_ids)))).all())
+            Integration.brand_id == brand_id, col(Integration.id).in_(integration_ids)))).all())
         for i, iid in enumerate(integration_ids):
             if iid not in have:
                 issues.add(f"{targets_path}[{i}]", "NOT_FOUND",
@@ -115,7 +115,7 @@ async def _admit(call: Call, *, content_item_id: str, integration_ids: list[str]
 
 
 
-async def list_publish_runs(call: Call, req: sq.ListPublishRunsRequest) -> Reply:
+async def list_publish_runs(call: Call, req: sq.ListPublishRunsRequest) -> Reply[list[sq.PublishRun]]:
     order = sort_order(getattr(Schedule, req.sort_by), Schedule.id, req.sort_dir)
     rows, pagination = await older_page(
         call.session, select(Schedule).where(Schedule.brand_id == call.brand_id).order_by(*order), req.page,
@@ -124,7 +124,7 @@ async def list_publish_runs(call: Call, req: sq.ListPublishRunsRequest) -> Reply
     return Reply(data=[run_out(r, thumbs.get(r.content_item_id)) for r in rows], pagination=pagination)
 
 
-async def create_publish_run(call: Call, req: sq.CreatePublishRunRequest) -> dict[str, Any]:
+async def create_publish_run(call: Call, req: sq.CreatePublishRunRequest) -> sq.PublishRun:
     assert call.brand is not None and call.caller is not None
     if req.approval_status == "approved":
         call.require_scopes(PUBLISH_SCOPE, reason=" to create an approved publish run (it publishes to connected "
@@ -163,7 +163,7 @@ def _refuse_if_run(s: Schedule, action: str) -> None:
                        repair_guidance="Create a new publish run for the content item instead.")
 
 
-async def update_publish_run(call: Call, req: sq.UpdatePublishRunRequest) -> dict[str, Any]:
+async def update_publish_run(call: Call, req: sq.UpdatePublishRunRequest) -> sq.PublishRun:
     assert call.caller is not None
     provided = req.model_fields_set & {"content_item_id", "scheduled_at", "integration_ids", "approval_status"}
     if not provided:
@@ -212,13 +212,13 @@ async def update_publish_run(call: Call, req: sq.UpdatePublishRunRequest) -> dic
     return await _out(call, s)
 
 
-async def delete_publish_run(call: Call, req: sq.PublishRunPath) -> dict[str, Any]:
+async def delete_publish_run(call: Call, req: sq.PublishRunPath) -> Deleted:
     s = await load_run(call, req.publish_run_id)
     if not (s.status == "cancelled" and s.latest_execution_id is None):  # a cancelled, never-run one may go
         _refuse_if_run(s, "deleted")
     await call.session.delete(s)
     await call.session.flush()
-    return {"id": s.id, "outcome": "deleted"}
+    return Deleted(id=s.id, outcome="deleted")
 
 
 PATH = "/v1/brands/{brand_id}/publish-runs"

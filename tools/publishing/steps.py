@@ -92,7 +92,7 @@ def _read_by(column: Any, *, lock: bool = False) -> Any:
     return query.execution_options(populate_existing=True)
 
 
-_READ_SCHEDULES = _read_by(Schedule.id, lock=True)  # type: ignore[arg-type]
+_READ_SCHEDULES = _read_by(Schedule.id, lock=True)
 _READ_RUNS = _read_by(PublishExecution.id)
 _READ_TARGETS = _read_by(PublishTarget.execution_id)
 _READ_PUBLICATIONS = _read_by(Publication.id)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.errors import ApiError
@@ -90,12 +90,12 @@ async def run_preflight(session: AsyncSession, *, brand: Brand, content_item_id:
     content = ContentFacts.from_content_item(item_json)
 
     integrations = (await session.exec(select(Integration).where(
-        Integration.brand_id == brand.id, Integration.id.in_(integration_ids)))).all() if integration_ids else []
+        Integration.brand_id == brand.id, col(Integration.id).in_(integration_ids)))).all() if integration_ids else []
     referenced = media_ids(item)
     if item.thumbnail_media_id and item.thumbnail_media_id not in referenced:
         referenced.append(item.thumbnail_media_id)
     media = (await session.exec(select(Media).where(
-        Media.brand_id == brand.id, Media.id.in_(referenced)))).all() if referenced else []
+        Media.brand_id == brand.id, col(Media.id).in_(referenced)))).all() if referenced else []
     connected = (await session.exec(select(Integration.platform).where(
         Integration.brand_id == brand.id).distinct())).all()
     plan = await plans.plan_of(session, brand)

@@ -27,7 +27,7 @@ from typing import Any
 
 import anyio
 from sqlalchemy import update
-from sqlmodel import select
+from sqlmodel import col, select
 
 from providers.base import ProviderError
 from schemas import history as out
@@ -226,10 +226,10 @@ async def request_provider_cleanup(call: Call, req: ProviderCleanupRequest) -> d
 
     # Spend the authority: a conditional update, so two requests racing with one authority queue once.
     previous = run.cleanup_authority_hash
-    spent = await call.session.exec(  # type: ignore[call-overload]
+    spent = await call.session.exec(
         update(PublishExecution)
-        .where(PublishExecution.id == run.id,
-               PublishExecution.cleanup_authority_hash.is_(None) if previous is None  # type: ignore[union-attr]
+        .where(col(PublishExecution.id) == run.id,
+               col(PublishExecution.cleanup_authority_hash).is_(None) if previous is None  # pyright: ignore[reportArgumentType]  # a SQLModel column used as an expression
                else PublishExecution.cleanup_authority_hash == previous)
         .values(cleanup_authority_hash=authority_hash(req.cleanup_authority), updated_at=call.now)
         .execution_options(synchronize_session=False))

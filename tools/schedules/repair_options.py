@@ -125,7 +125,7 @@ def _even(v: int, lo: int | None, hi: int | None) -> int:
 
 
 def _unavailable(mode: str, code: str, base: dict[str, Any]) -> RepairOption:
-    return RepairOption(available=False, mode=mode, unavailable_code=code,  # type: ignore[arg-type]
+    return RepairOption(available=False, mode=mode, unavailable_code=code,  # pyright: ignore[reportArgumentType]  # code is one of UNAVAILABLE's keys, the Literal's values
                         explanation=UNAVAILABLE[code], **base)
 
 
@@ -234,7 +234,7 @@ def _compute(integration_id: str, platform: str, post_type: str, media: MediaFac
     video = media.kind == "video"
     if not media.width or not media.height or not media.sha256 or (video and media.duration is None):
         return tuple(_unavailable(m, "REPAIR_SOURCE_UNKNOWN", base) for m in MODES)
-    if video and media.duration > policy.max_video_seconds:  # type: ignore[operator]
+    if video and media.duration > policy.max_video_seconds:  # pyright: ignore[reportOptionalOperand]  # duration is checked not None just above for a video
         return tuple(_unavailable(m, "REPAIR_VIDEO_TOO_LONG", base) for m in MODES)
     return (_centre_crop(media.width, media.height, spec, policy, base, even=video),
             _pad(media.width, media.height, spec, policy, base, even=video))

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import update
-from sqlmodel import func, select
+from sqlmodel import col, func, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas import schedules as out
@@ -98,8 +98,8 @@ async def schedule_payloads(session: AsyncSession, rows: Sequence[Schedule]) -> 
     run_ids = sorted({r.latest_execution_id for r in rows if r.latest_execution_id})
     executions: dict[str, dict[str, Any]] = {}
     if run_ids:
-        runs = (await session.exec(select(PublishExecution).where(PublishExecution.id.in_(run_ids)))).all()
-        targets = (await session.exec(select(PublishTarget).where(PublishTarget.execution_id.in_(run_ids)))).all()
+        runs = (await session.exec(select(PublishExecution).where(col(PublishExecution.id).in_(run_ids)))).all()
+        targets = (await session.exec(select(PublishTarget).where(col(PublishTarget.execution_id).in_(run_ids)))).all()
         by_run: dict[str, list[PublishTarget]] = {}
         for t in targets:
             by_run.setdefault(t.execution_id, []).append(t)
@@ -255,7 +255,7 @@ async def list_schedules(call: Call, req: Any) -> dict[str, Any]:
         bounds = [Schedule.scheduled_at >= start]  # keyset.after adds scheduled_at <= the position's time
     query = select(Schedule).where(Schedule.brand_id == call.brand_id, *bounds)
     if req.label is not None:
-        query = query.join(ContentItemLabel, ContentItemLabel.content_item_id == Schedule.content_item_id).where(
+        query = query.join(ContentItemLabel, col(ContentItemLabel.content_item_id) == Schedule.content_item_id).where(
             ContentItemLabel.label_id == req.label, ContentItemLabel.brand_id == call.brand_id)
     rows, has_more = await keyset.page(session, query, Schedule.scheduled_at, Schedule.id, desc=desc,
                                        limit=req.limit, position=position)
@@ -367,7 +367,7 @@ async def _remove(call: Call, row: Schedule) -> None:
     """Delete an unsent Schedule; an Autopilot item it came from no longer names it (the item can be scheduled
     again)."""
     if row.autopilot_item_id:
-        await call.session.exec(update(AutopilotItem).where(AutopilotItem.schedule_id == row.id)
+        await call.session.exec(update(AutopilotItem).where(col(AutopilotItem.schedule_id) == row.id)
                                 .values(schedule_id=None, updated_at=call.now))
     await call.session.delete(row)
     await call.session.flush()
@@ -380,14 +380,14 @@ async def _item_usage(session: AsyncSession, brand_id: str, content_item_ids: li
     """"scheduled" (live, unsent), "publishing" and "published" (any Publication) per content item."""
     found: dict[str, set[str]] = {}
     query = select(Schedule.content_item_id, Schedule.status).where(
-        Schedule.brand_id == brand_id, Schedule.content_item_id.in_(content_item_ids),
-        Schedule.status.in_(LIVE_STATUSES))
+        Schedule.brand_id == brand_id, col(Schedule.content_item_id).in_(content_item_ids),
+        col(Schedule.status).in_(LIVE_STATUSES))
     if exclude is not None:
         query = query.where(Schedule.id != exclude)
     for item_id, status in (await session.exec(query.distinct())).all():
         found.setdefault(item_id, set()).add("publishing" if status == "publishing" else "scheduled")
     published = await session.exec(select(Publication.post_id, func.count()).where(
-        Publication.brand_id == brand_id, Publication.post_id.in_(content_item_ids)).group_by(Publication.post_id))
+        Publication.brand_id == brand_id, col(Publication.post_id).in_(content_item_ids)).group_by(Publication.post_id))
     for item_id, _ in published.all():
         found.setdefault(item_id, set()).add("published")
     return found

@@ -138,7 +138,7 @@ class CallerCache:
         if caller is None:
             generation = _generation
             caller = await authenticate(session, token)
-            self.put(token, caller, generation)  # type: ignore[arg-type]
+            self.put(token, caller, generation)  # pyright: ignore[reportArgumentType]  # generation is set on the line above
         return caller
 
 
