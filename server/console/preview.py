@@ -138,14 +138,17 @@ def _verdict(m: MediaFacts | None, issues: list[dict[str, Any]], platform_name: 
     if m is None:
         return "Not a media item of this brand: the post cannot carry it.", True
     if blockers:
-        options = [o for i in blockers for o in (i.get("repair_options") or []) if o.get("available")]
+        options = [o for i in blockers for o in (i.get("repair_options") or [])]
         fixes = "; ".join(
             f"a centre crop to {o['target']['width']}×{o['target']['height']} "
             f"(cuts {round(100 * (o.get('crop_loss') or 0))}%)" if o["mode"] == "centre_crop" else
             f"padding to {o['target']['width']}×{o['target']['height']} "
-            f"({round(100 * (o.get('pad_share') or 0))}% border)" for o in options if o.get("target"))
+            f"({round(100 * (o.get('pad_share') or 0))}% border)" for o in options if o.get("available")
+            and o.get("target"))
+        unsafe = " ".join(f"No {'centre crop' if o['mode'] == 'centre_crop' else 'padding'}: {o['explanation']}"
+                          for o in options if not o.get("available") and o.get("explanation"))
         text = f"{platform_name} refuses it as it is."
-        return (text + (f" A derivative would fit: {fixes}." if fixes else "")), True
+        return " ".join(x for x in (text, f"A derivative would fit: {fixes}." if fixes else "", unsafe) if x), True
     size = f"{m.width}×{m.height}" if m.width and m.height else None
     return (f"{platform_name} takes it as it is" + (f" ({size})." if size else ".")), False
 

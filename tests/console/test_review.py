@@ -10,9 +10,10 @@ from datetime import timedelta
 
 import pytest
 
+from schemas.ids import new_id
 from schemas.time import iso
 from tests.console.support import X_POST, csrf_of, held_schedule, make_user, signed_in
-from tests.publishing.support import item_row, seed_schedule, set_provider_state
+from tests.publishing.support import item_row, media_row, seed_schedule, set_provider_state
 from tools.publishing import worker as publishing
 from tools.services.redaction import SAFE_FAILURES
 
@@ -212,3 +213,49 @@ async def test_a_partly_failed_run_says_what_happened_with_retry_and_permalinks(
     bad = await member.post(f"/console/brands/{brand.id}/schedules/{new_id}/retry", data={
         "csrf": csrf_of(page), "scheduled_at": "2026-03-09T12:00"})
     assert bad.status_code == 409  # nothing ran: nothing to retry
+
+
+async def test_media_shows_as_thumbnails_with_what_each_network_does_with_it(env) -> None:
+    _, brand, x, key = await _world(env)
+    insta = await env.integration(brand, "instagram", display_name="Acme on Instagram")
+    now = env.clock.now()
+    async with env.db.session(write=True) as s:
+        fits, wide, video = media_row(brand, now), media_row(brand, now), media_row(brand, now, kind="video")
+        wide.width, wide.height = 1080, 400  # 2.7:1, wider than Instagram's 1.91:1
+        video.width, video.height = 1280, 720
+        for m in (fits, wide, video):
+            m.thumbnail_large_id = new_id("ast")
+        s.add_all([fits, wide, video])
+        item = item_row(brand, now, name="Media", settings={
+            "instagram_settings": {"media_ids": [fits.id, wide.id], "post_type": "GRID_POST"},
+            "x_settings": {"media_ids": [video.id]}})
+        s.add(item)
+    sid = await seed_schedule(env.db, brand, item.id, sorted([x.id, insta.id]), now, at=now + timedelta(days=1),
+                              approval_status="pending_review", key_id=env.key_row(key).id)
+    admin = await signed_in(env, "admin@a.example")
+    page = await admin.get(f"/console/brands/{brand.id}/schedules/{sid}")
+    cards = cards_of(page.text)
+    media_url = env.rt.settings.resolved_media_url
+    assert f'<img src="{media_url}/assets/{fits.thumbnail_large_id}"' in cards["instagram"]
+    assert "Instagram takes it as it is (1080×1350)." in cards["instagram"]
+    refused = re.search(r'<figure class="refused">.*?</figure>', cards["instagram"], re.S).group(0)
+    assert wide.thumbnail_large_id in refused and "Instagram refuses it as it is." in refused
+    assert "padding to 1080×566 (29% border)" in refused and "No centre crop: " in refused  # repair options
+    assert "aspect ratio is 1080:400" in refused  # the blocker, next to the file it concerns
+    assert f"{video.thumbnail_large_id}" in cards["x"] and "(poster frame)" in cards["x"]
+    assert "X takes it as it is (1280×720)." in cards["x"]
+    assert "img-src 'self'" in page.headers["content-security-policy"]
+
+
+async def test_thumbnails_on_a_media_host_of_their_own_are_allowed_by_the_pages_csp(env) -> None:
+    from types import SimpleNamespace
+
+    from server.console.pages.shared import Console
+
+    def csp(**settings: str) -> str:
+        rt = SimpleNamespace(settings=env.rt.settings.model_copy(update=settings), clock=env.clock)
+        return Console(rt, None).media_headers().get("Content-Security-Policy", "same")  # type: ignore[arg-type]
+
+    assert csp() == "same"  # media under the public URL: 'self' covers it
+    assert "img-src 'self' https://cdn.example;" in csp(media_url="https://cdn.example/m")
+    assert "default-src 'none'" in csp(media_url="https://cdn.example/m")

@@ -38,7 +38,7 @@ async def review(c: Console, request: Request, me: SignedIn) -> Response:
         entries.append({"brand": brand, **await post_view(c, me, brand, s),
                         "compose_url": compose_url(brand.id, s["content_item_id"])})
     total = await c.review_count(me)
-    return render("review.html", **c.base(
+    return render("review.html", headers=c.media_headers(), **c.base(
         me, request, entries=entries, brands=brands, wanted=wanted, total=total, page_size=PAGE,
         can_approve=all(x in me.caller.scopes for x in APPROVE_SCOPES),
         can_edit=all(x in me.caller.scopes for x in EDIT_SCOPES), reason_max=REASON_MAX,

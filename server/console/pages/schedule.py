@@ -60,7 +60,7 @@ async def schedule(c: Console, request: Request, me: SignedIn) -> Response:
     view = await post_view(c, me, b, s)
     outcome = await run_outcome(c, me, b.id, s)
     soon = (c.rt.clock.now() + timedelta(minutes=15)).astimezone(ZoneInfo(b.timezone or "UTC"))
-    return render("schedule.html", **c.base(
+    return render("schedule.html", headers=c.media_headers(), **c.base(
         me, request, brand=b, tab="calendar", v=view, **view, outcome=outcome,
         can_approve=all(x in me.caller.scopes for x in APPROVE_SCOPES),
         can_edit=all(x in me.caller.scopes for x in EDIT_SCOPES), reason_max=REASON_MAX,

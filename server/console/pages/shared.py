@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 from zoneinfo import ZoneInfo
 
 from sqlmodel import func, select
@@ -78,6 +78,17 @@ class Console:
         notice = NOTICES.get(request.query_params.get("notice", ""))
         return {"me": me, "csrf": web.csrf_for_session(self.rt, me), "notice": notice,
                 "review_count": getattr(request.state, "review_count", None), **extra}
+
+    def media_headers(self) -> dict[str, str]:
+        """For pages showing media thumbnails: CSP img-src also allows the media origin when it is its own
+        (SOCIALPUB_MEDIA_URL on another host), and nothing else."""
+        parts = urlsplit(self.rt.settings.resolved_media_url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        public = urlsplit(self.rt.settings.public_url)
+        if not parts.netloc or (parts.scheme, parts.netloc) == (public.scheme, public.netloc):
+            return {}
+        csp = web.SECURITY_HEADERS["Content-Security-Policy"].replace("img-src 'self'", f"img-src 'self' {origin}")
+        return {"Content-Security-Policy": csp}
 
     def held(self, me: SignedIn, brand_id: str | None = None) -> Any:
         """Held Schedules the user may see (their workspace, their key's brands), optionally of one brand."""
