@@ -202,6 +202,9 @@ async def test_reject_needs_a_reason_cancels_and_tells_the_author(env) -> None:
     resp = await member.post(f"/console/brands/{brand.id}/schedules/{sid}/reject",
                              data={**form, "reason": "Wrong <b>price</b> in the caption"})
     assert resp.status_code == 303, resp.text
+    again = await member.post(f"/console/brands/{brand.id}/schedules/{sid}/reject",
+                              data={**form, "reason": "Wrong <b>price</b> in the caption"})
+    assert again.status_code == 303  # a double submit replays: recorded and told once
     async with env.db.session(write=False) as s:
         row = await s.get(Schedule, sid)
         author = env.key_row(key).user_id

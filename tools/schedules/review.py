@@ -27,6 +27,8 @@ async def record_rejection(session: AsyncSession, now: datetime, brand: Brand, s
     row = await session.get(Schedule, schedule_id)
     if row is None or row.brand_id != brand.id or row.status != "cancelled":
         raise ValueError("only a cancelled Schedule of this brand records a rejection")
+    if row.approval_status == "rejected":
+        return  # a replayed reject (double submit): recorded and told once
     reason = " ".join(reason.split())[:REASON_MAX]
     row.approval_status = "rejected"
     row.blocking_reason = {"code": BLOCKING_REASONS["rejected"]["code"],
@@ -37,5 +39,6 @@ async def record_rejection(session: AsyncSession, now: datetime, brand: Brand, s
     item = await session.get(ContentItem, row.content_item_id)
     name = (item.name if item is not None else None) or row.content_item_id
     await notify(session, now, brand, "post_rejected", "planner_action_required", f"Post rejected: {name}",
-                 f"{reviewer} rejected “{name}” in review: {reason}", audience=[row.created_by])
+                 f"{reviewer} rejected “{name}” in review: {reason}", audience=[row.created_by],
+                 dedupe_key=f"post_rejected:{row.id}")
     await session.flush()

@@ -21,11 +21,13 @@ from server.console.pages.shared import BRAND, Console, z
 from server.console.postview import post_view
 from server.console.web import ConsoleError, redirect, render
 from storage.tables.publishing import Publication, PublishTarget
+from tools import catalogue
 from tools.history import history_item
 from tools.schedules.review import REASON_MAX, record_rejection
 
-APPROVE_SCOPES = ("schedule:write", PUBLISH_SCOPE)  # approve_schedule's scopes (its catalogue entry)
-EDIT_SCOPES = ("schedule:write", "posts:write")  # move_schedule_to_draft's
+# Whether to offer a button: the endpoint's own scopes, from the catalogue (the endpoint still decides).
+APPROVE_SCOPES = catalogue.get("approve_schedule").scopes
+EDIT_SCOPES = catalogue.get("move_schedule_to_draft").scopes
 
 
 def compose_url(brand_id: str, content_item_id: str) -> str:
