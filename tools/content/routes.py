@@ -58,16 +58,23 @@ _INSERT_ITEM = Write(insert(ContentItem.__table__))  # type: ignore[attr-defined
 _INSERT_LABELS = Write(insert(ContentItemLabel.__table__))  # type: ignore[attr-defined]
 
 
-async def _insert(call: Call, req: Any) -> tuple[SimpleNamespace, Draft]:
-    """The new item as a plain object with ContentItem's attributes (what `released` and `older` read)."""
-    assert call.caller is not None
+async def checked_item(session: Any, caller: Any, brand_id: str, req: Any, now: Any,
+                       item_id: str | None = None) -> tuple[SimpleNamespace, Draft]:
+    """A create request as the item it would make, checked exactly as a create checks it (400 and 422 rules),
+    and not stored: a plain object with ContentItem's attributes (what `released` and `older` read). The
+    console's live preflight (`unsaved_preflight`) checks a composition this way without writing it."""
     draft = Draft.from_request(req)
     check(draft)
-    await check_data(call.session, call.brand_id, draft)
-    item = SimpleNamespace(id=new_id("ci"), workspace_id=call.caller.workspace_id, brand_id=call.brand_id,
-                           created_by=call.caller.user_id, name=req.name.strip(), created_at=call.now,
-                           updated_at=call.now)
+    await check_data(session, brand_id, draft)
+    item = SimpleNamespace(id=item_id or new_id("ci"), workspace_id=caller.workspace_id, brand_id=brand_id,
+                           created_by=caller.user_id, name=req.name.strip(), created_at=now, updated_at=now)
     draft.apply(item)  # type: ignore[arg-type]
+    return item, draft
+
+
+async def _insert(call: Call, req: Any) -> tuple[SimpleNamespace, Draft]:
+    assert call.caller is not None and call.brand_id is not None
+    item, draft = await checked_item(call.session, call.caller, call.brand_id, req, call.now)
     await _INSERT_ITEM.run(call.session, vars(item))
     if draft.label_ids:
         await _INSERT_LABELS.run_many(call.session, [{"content_item_id": item.id, "label_id": label_id,
