@@ -186,7 +186,7 @@ def new_pre_session() -> str:
     return secrets.token_urlsafe(24)
 
 
-async def api(dispatcher: Dispatcher, me: SignedIn, name: str, idempotency_key: str | None = None,
+async def api(dispatcher: Dispatcher, me: SignedIn, name: str, /, idempotency_key: str | None = None,
               **args: Any) -> Any:
     """Run a catalogue endpoint as the signed-in user (the same path as REST and MCP); its `data`, or
     ConsoleError with the API's own message and status."""

@@ -17,6 +17,7 @@ from server.console.pages import (
     accounts,
     brand,
     calendar,
+    compose,
     consent,
     history,
     keys,
@@ -29,7 +30,7 @@ from server.console.pages.shared import Console
 from server.dispatch import Dispatcher
 from tools.runtime import Runtime
 
-MODULES = (signin, workspace, consent, keys, brand, accounts, calendar, schedule, history, notifications)
+MODULES = (signin, workspace, consent, keys, brand, accounts, calendar, compose, schedule, history, notifications)
 
 
 def routes(rt: Runtime, dispatcher: Dispatcher) -> list[BaseRoute]:

@@ -20,7 +20,6 @@ from urllib.parse import urlencode, urlsplit
 from zoneinfo import ZoneInfo
 
 from pydantic import ValidationError
-from server.console.pages.shared import BRAND, Console, need_scope
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -32,6 +31,7 @@ from server.console import compose_form as cf
 from server.console import web
 from server.console.compose_preview import preview_cards
 from server.console.identity import SignedIn
+from server.console.pages.shared import BRAND, Console, need_scope
 from server.console.web import ConsoleError, redirect, render
 from server.dispatch import validation_error
 from tools import catalogue
@@ -193,9 +193,9 @@ async def compose_submit(c: Console, request: Request, me: SignedIn) -> Response
     item: dict[str, Any] | None = None
     try:
         item = await _save(c, me, b.id, form, body, idem)
-        where = {"content_item_id": item["id"], "at": at}
         if action in ("save", "check"):
-            return redirect(f"/brands/{b.id}/compose?{urlencode(where)}", "saved")
+            where = {"content_item_id": item["id"], "at": at, "notice": "saved"}
+            return redirect(f"/brands/{b.id}/compose?{urlencode(where)}")
         if action == "queue":
             queue_id = cf.text(form, "queue_id", 64).strip()
             queue = await c.api(me, "get_queue", brand_id=b.id, queue_id=queue_id)
@@ -307,8 +307,8 @@ async def move_to_draft(c: Console, request: Request, me: SignedIn) -> Response:
                 brand_id=b.id, schedule_id=sid, confirm_schedule_id=sid)
     tz = ZoneInfo(b.timezone or "UTC")
     at = cf.local_input(datetime.fromisoformat(s["scheduled_at"].replace("Z", "+00:00")), tz)
-    where = urlencode({"content_item_id": s["content_item_id"], "at": at})
-    return redirect(f"/brands/{b.id}/compose?{where}", "moved")
+    where = urlencode({"content_item_id": s["content_item_id"], "at": at, "notice": "moved"})
+    return redirect(f"/brands/{b.id}/compose?{where}")
 
 
 def routes(c: Console) -> list[BaseRoute]:
