@@ -105,7 +105,7 @@ def serving(env: dict[str, str], home: Path, port: int) -> Iterator[str]:
                             stderr=open(home / "serve.log", "w"))  # noqa: SIM115
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # start-up is ~1 s idle, but far slower on a loaded 2-core runner
         with httpx.Client(timeout=1) as client:  # one client: `httpx.get` builds an SSL context each call (~20 ms)
             while True:
                 try:
@@ -266,7 +266,6 @@ def test_approve_a_held_schedule_and_the_worker_publishes_it(page: Page, server:
     page.goto(f"{server.base}/console/brands/{server.brand}/calendar")
     page.locator(f"a[href$='/schedules/{sid}']").click()
     expect(page.get_by_text("Ready: nothing blocks it.")).to_be_visible()
-    shot(page, "schedule-held")
     page.get_by_role("button", name="Approve").click()
     expect(page.get_by_text("Schedule approved")).to_be_visible()
     deadline = time.monotonic() + 90
@@ -288,6 +287,98 @@ def test_approve_a_held_schedule_and_the_worker_publishes_it(page: Page, server:
     page.get_by_role("link", name="Month").click()
     expect(page.locator(f"a[href$='/schedules/{sid}']")).to_be_visible()
     shot(page, "calendar-month")
+
+
+def _targets(server: Server) -> dict[str, str]:
+    rows = server.api.get(f"/brands/{server.brand}/targets").json()["data"]["targets"]
+    return {t["platform"]: t["integration_id"] for t in rows
+            if t.get("integration_id") and t["connection_status"] == "connected"}
+
+
+def _wait_for_run(server: Server, sid: str) -> str | None:
+    deadline = time.monotonic() + 180
+    status = None
+    while time.monotonic() < deadline:
+        status = server.api.get(f"/brands/{server.brand}/schedules/{sid}").json()["data"]["status"]
+        if status in ("published", "failed", "partially_published"):
+            break
+        time.sleep(0.25)
+    return status
+
+
+def test_review_a_held_post_then_approve_it_and_the_worker_publishes_it(page: Page, server: Server) -> None:
+    """An agent key holds a post over REST; a member finds it in Review but cannot approve; an admin sees its
+    caption, accounts and per-network previews there, approves it, and the worker publishes it to the sandbox."""
+    ids = _targets(server)
+    item = server.api.post(f"/brands/{server.brand}/content-items", json={
+        "name": "Ethiopia Guji is back", "copy_mode": "per_platform",
+        "platform_copy": {
+            "x": {"caption": "Ethiopia Guji is back ☕ Blueberry, jasmine, honey. https://acme-coffee.example/guji",
+                  "hashtags": ["coffee"], "title": None},
+            "bluesky": {"caption": "Ethiopia Guji is back: blueberry, jasmine, honey. Brew it as a pour-over.",
+                        "hashtags": [], "title": None}},
+        "x_settings": {"thread_parts": [{"text": "Brew tip: 15 g to 250 g water at 94 °C, 3 minutes."}]},
+        "bluesky_settings": {}})
+    assert item.status_code == 201, item.text
+    when = (datetime.now(UTC) + timedelta(seconds=150)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    resp = server.api.post(f"/brands/{server.brand}/schedules", headers={"Idempotency-Key": f"rv-{time.time_ns()}"},
+                           json={"content_item_id": item.json()["data"]["content_item"]["id"],
+                                 "integration_ids": sorted([ids["x"], ids["bluesky"]]), "scheduled_at": when,
+                                 "approval_status": "pending_review"})
+    assert resp.status_code == 201, resp.text
+    sid = resp.json()["data"]["schedule"]["id"]
+    sign_in(page, server, "member@example.com")
+    page.get_by_role("link", name="Review").click()
+    entry = page.get_by_role("region", name="Ethiopia Guji is back")
+    expect(entry.get_by_text("Approving needs the publish authority")).to_be_visible()
+    expect(entry.get_by_role("button", name="Approve")).to_have_count(0)
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, server, "admin@example.com")
+    expect(page.locator("header.top .count")).to_be_visible()
+    page.get_by_role("link", name="Review").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Review")
+    entry = page.get_by_role("region", name="Ethiopia Guji is back")
+    expect(entry.get_by_text("Blueberry, jasmine, honey.").first).to_be_visible()
+    expect(entry.get_by_role("article", name="X preview: Acme Coffee Roasters on X")).to_be_visible()
+    expect(entry.get_by_role("article", name="Bluesky preview: Acme Coffee Roasters on Bluesky")).to_be_visible()
+    expect(entry.locator(".pcard-x .part")).to_have_count(2)  # the thread as a chain
+    entry.scroll_into_view_if_needed()
+    shot(page, "review")
+    entry.get_by_role("link", name="Ethiopia Guji is back").click()
+    expect(page.get_by_text("Ready: nothing blocks it.")).to_be_visible()
+    shot(page, "schedule-review")
+    page.get_by_role("button", name="Approve").click()
+    expect(page.get_by_text("Schedule approved")).to_be_visible()
+    assert _wait_for_run(server, sid) == "published"
+
+
+def test_a_failed_post_says_what_happened(page: Page, server: Server) -> None:
+    ids = _targets(server)
+    env = {**os.environ, "SOCIALPUB_HOME": server.home}
+    env.pop("SOCIALPUB_DATABASE_URL", None)
+    _cli(env, "sandbox", "set", ids["threads"], "--fault", "publish=rejected")
+    try:
+        item = server.api.post(f"/brands/{server.brand}/content-items", json={
+            "name": "Cold brew season", "copy_mode": "single", "bluesky_settings": {}, "threads_settings": {},
+            "single_copy": {"caption": "Cold brew season starts today.", "hashtags": [], "title": None}})
+        when = (datetime.now(UTC) + timedelta(seconds=3)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        resp = server.api.post(f"/brands/{server.brand}/schedules", headers={"Idempotency-Key": f"f-{time.time_ns()}"},
+                               json={"content_item_id": item.json()["data"]["content_item"]["id"],
+                                     "integration_ids": sorted([ids["bluesky"], ids["threads"]]),
+                                     "scheduled_at": when, "approval_status": "approved"})
+        assert resp.status_code == 201, resp.text
+        sid = resp.json()["data"]["schedule"]["id"]
+        assert _wait_for_run(server, sid) == "partially_published"
+    finally:
+        _cli(env, "sandbox", "set", ids["threads"], "--clear")
+    sign_in(page, server, "admin@example.com")
+    page.goto(f"{server.base}/console/brands/{server.brand}/schedules/{sid}")
+    outcome = page.get_by_role("region", name="What happened")
+    expect(outcome.get_by_role("row").filter(has_text="Threads")).to_contain_text("The platform refused this post")
+    expect(outcome.get_by_role("row").filter(has_text="Bluesky").get_by_role("link", name="open post")).to_be_visible()
+    expect(outcome.get_by_role("link", name="Edit and reschedule")).to_be_visible()
+    expect(page.get_by_text("Preflight (as if approved now)")).to_have_count(0)
+    shot(page, "schedule-failed")
 
 
 def test_authorize_an_mcp_client_on_the_consent_page(page: Page, server: Server) -> None:

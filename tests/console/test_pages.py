@@ -14,6 +14,7 @@ from server.cli import main
 from storage.tables.accounts import ApiKey
 from storage.tables.console import ConsoleSession
 from storage.tables.integrations import Integration
+from storage.tables.notifications import Notification
 from storage.tables.publishing import Schedule
 from tests.console.support import PASSWORD, client, csrf_of, held_schedule, make_user, sign_in, signed_in
 
@@ -188,16 +189,31 @@ async def test_approval_needs_the_publish_authority(env) -> None:
     assert row.approved_by_key == console_key.id  # recorded like any key's approval
 
 
-async def test_reject_cancels_a_held_schedule(env) -> None:
+async def test_reject_needs_a_reason_cancels_and_tells_the_author(env) -> None:
     _, brand, x, key = await _world(env)
     sid = await held_schedule(env, brand, key, x.id, AT)
     member = await signed_in(env, "member@a.example")
     page = await member.get(f"/console/brands/{brand.id}/schedules/{sid}")
+    form = {"csrf": csrf_of(page.text), "idempotency_key": "console-r"}
+    bare = await member.post(f"/console/brands/{brand.id}/schedules/{sid}/reject", data=form)
+    assert bare.status_code == 422 and "Say why" in bare.text  # no reason: nothing happens
+    async with env.db.session(write=False) as s:
+        assert (await s.get(Schedule, sid)).status == "action_required"
     resp = await member.post(f"/console/brands/{brand.id}/schedules/{sid}/reject",
-                             data={"csrf": csrf_of(page.text), "idempotency_key": "console-r"})
+                             data={**form, "reason": "Wrong <b>price</b> in the caption"})
     assert resp.status_code == 303, resp.text
     async with env.db.session(write=False) as s:
-        assert (await s.get(Schedule, sid)).status == "cancelled"
+        row = await s.get(Schedule, sid)
+        author = env.key_row(key).user_id
+        notes = (await s.exec(select(Notification).where(Notification.type == "post_rejected"))).all()
+    assert row.status == "cancelled" and row.approval_status == "rejected"
+    assert "Wrong <b>price</b> in the caption" in row.blocking_reason["message"]
+    assert [n.user_id for n in notes] == [author] and "Wrong <b>price</b>" in notes[0].message
+    # the author's agent reads why over REST; the page shows it as text
+    api = await env.rest.get(f"/v1/brands/{brand.id}/schedules/{sid}", headers=env.auth(key))
+    assert "Wrong <b>price</b>" in api.json()["data"]["blocking_reason"]["message"]
+    shown = await member.get(f"/console/brands/{brand.id}/schedules/{sid}")
+    assert "Wrong &lt;b&gt;price&lt;/b&gt;" in shown.text and "<b>price" not in shown.text
 
 
 async def test_keys_created_in_the_console_work_are_bounded_and_revocable(env) -> None:

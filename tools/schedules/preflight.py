@@ -76,10 +76,15 @@ def _fingerprint(state: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _text_max(i: Integration) -> int | None:
+def text_max_of(i: Integration) -> int | None:
     """The account's own text limit, stored by its adapter at connect time (Mastodon's max_characters)."""
     found = (i.provider_state or {}).get("max_characters") if i.provider != "sandbox" else None
     return found if isinstance(found, int) and 0 < found <= 100_000 else None
+
+
+def media_facts(m: Media) -> MediaFacts:
+    return MediaFacts(id=m.id, status=m.status, kind=m.kind, content_type=m.content_type, width=m.width,
+                      height=m.height, duration=m.duration, size=m.size, sha256=m.sha256)
 
 
 async def run_preflight(session: AsyncSession, *, brand: Brand, content_item_id: str, integration_ids: list[str],
@@ -111,10 +116,9 @@ async def run_preflight(session: AsyncSession, *, brand: Brand, content_item_id:
         content=content,
         integration_ids=tuple(integration_ids),
         integrations={i.id: IntegrationFacts(id=i.id, platform=i.platform, status=i.status,
-                                             display_name=i.display_name, text_max=_text_max(i))
+                                             display_name=i.display_name, text_max=text_max_of(i))
                       for i in integrations},
-        media={m.id: MediaFacts(id=m.id, status=m.status, kind=m.kind, content_type=m.content_type, width=m.width,
-                                height=m.height, duration=m.duration, size=m.size, sha256=m.sha256) for m in media},
+        media={m.id: media_facts(m) for m in media},
         now=now, scheduled_at=when, approval_status=approval_status, scopes=scopes,
         plan=PlanFacts(plan_id=plan.id, max_networks_per_brand=plan.limits["networks_per_brand"],
                        connected_networks=tuple(sorted(connected)), upgrade_url=upgrade_url),

@@ -38,7 +38,7 @@ from tools.endpoint import Call, Endpoint
 from tools.links import link
 from tools.schedules.authority import record_approver, require_change_authority
 from tools.schedules.preflight import require_schedulable
-from tools.schedules.rows import new_schedule
+from tools.schedules.rows import is_held, new_schedule
 from tools.services import signing
 
 CURSOR_PURPOSE = "schedule-list-cursor"
@@ -59,7 +59,7 @@ GUIDANCE = {
 # -- the Schedule payload: one builder for every route ----------------------------------------------------------
 
 def _next_actions(row: Schedule) -> list[dict[str, str]]:
-    if row.status == "action_required" and row.approval_status == "pending_review":
+    if is_held(row.status, row.approval_status):
         action = "review_approval"
     elif row.status in ("scheduled", "publishing"):
         action = "wait_for_execution"
@@ -303,7 +303,7 @@ async def approve_schedule(call: Call, req: out.ConfirmRequest) -> dict[str, Any
     row = await _load(call, req.schedule_id, for_update=True)
     await _refuse_if_run(call, row, "approved")
     _refuse_if_cancelled(row, "approved")
-    if row.approval_status != "pending_review" or row.status != "action_required":
+    if not is_held(row.status, row.approval_status):
         raise ApiError("CONFLICT", f"Only a Schedule held for review can be approved; this one is "
                                    f"{row.approval_status}. Nothing was changed.",
                        details={"status": row.status, "approval_status": row.approval_status},

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import and_
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
@@ -30,6 +31,16 @@ BLOCKING_REASONS: dict[str, dict[str, str]] = {
         "repair_guidance": "Cancel or delete it; create a new Schedule when the content is ready.",
     },
 }
+
+
+def is_held(status: str, approval_status: str) -> bool:
+    """Held for review: waits for an approval (approve_schedule), the review queue's one test."""
+    return approval_status == "pending_review" and status == "action_required"
+
+
+def held_clause() -> Any:
+    """`is_held` as a query condition."""
+    return and_(Schedule.approval_status == "pending_review", Schedule.status == "action_required")
 
 
 def held_state(approval_status: str) -> tuple[str, dict[str, Any] | None]:

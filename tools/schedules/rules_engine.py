@@ -227,6 +227,21 @@ def _too_long(limit: TextLimit, text: str) -> int | None:
     return n if n > limit.max else None
 
 
+@dataclass(frozen=True)
+class Measure:
+    """One text preflight counted against a limit: the count it found, the network's way (`counting`)."""
+
+    field_path: str
+    field: str
+    count: int
+    max: int
+    counting: str
+
+    @property
+    def over(self) -> bool:
+        return self.count > self.max
+
+
 def _how(limit: TextLimit) -> str:
     return COUNTING_DESCRIPTIONS[limit.counting].split(":")[0].split(" (")[0].lower()
 
@@ -246,6 +261,13 @@ class _Target:
         self.iid = integration_id
         self.platform = platform
         self.issues: list[Issue] = []
+        self.measures: list[Measure] = []
+
+    def too_long(self, limit: TextLimit, text: str, path: str) -> int | None:
+        """`_too_long`, recording the count (what the console's preview shows is this very count)."""
+        n = count(text, limit.counting)
+        self.measures.append(Measure(path, limit.field, n, limit.max, limit.counting))
+        return n if n > limit.max else None
 
     def add(self, code: str, path: str, message: str, severity: Severity = "blocker",
             repair_options: list[Any] | None = None) -> None:
@@ -318,7 +340,7 @@ class _Target:
         if main is not None and main is c.caption:
             main = self.own_limit(main)
         if main is not None and body:
-            n = _too_long(main, body)
+            n = self.too_long(main, body, body_path)
             if n is not None:
                 code = "CAPTION_TOO_LONG" if main.field == "caption" else "DESCRIPTION_TOO_LONG"
                 extra = " including hashtags" if hashtags and body_path.endswith(".caption") else ""
@@ -334,7 +356,7 @@ class _Target:
         title = own_title or (copy.title if copy else None)
         title_path = f"$.{c.platform.settings_key}.title" if own_title else f"{copy_path}.title"
         if c.title is not None and title:
-            n = _too_long(c.title, title)
+            n = self.too_long(c.title, title, title_path)
             if n is not None:
                 self.add("TITLE_TOO_LONG", title_path,
                          f"The title is {n} {_how(c.title)}; {c.platform.display_name} allows {c.title.max}.")
@@ -418,7 +440,7 @@ class _Target:
             part_text = self.own_limit(rules.part_text)
             for i, part in enumerate(parts):
                 path = f"$.{sk}.thread_parts[{i}]"
-                n = _too_long(part_text, part.text)
+                n = self.too_long(part_text, part.text, f"{path}.text")
                 if n is not None:
                     self.add("THREAD_PART_TOO_LONG", f"{path}.text",
                              f"Thread part {i + 1} is {n} {_how(part_text)}; the limit is {part_text.max}.")
@@ -438,7 +460,7 @@ class _Target:
         reply = getattr(settings, "follow_up_reply", None)
         lim = c.rules.follow_up_reply
         if reply is not None and lim is not None:
-            n = _too_long(lim, reply.text)
+            n = self.too_long(lim, reply.text, f"$.{sk}.follow_up_reply.text")
             if n is not None:
                 self.add("FOLLOW_UP_REPLY_TOO_LONG", f"$.{sk}.follow_up_reply.text",
                          f"The follow-up reply is {n} {_how(lim)}; the limit is {lim.max}.")
@@ -643,6 +665,21 @@ def evaluate(facts: PreflightFacts) -> EngineResult:
     return EngineResult(validation_version=VALIDATION_VERSION, can_schedule=not blockers,
                         scheduling_allowed=policy_ok, targets=targets, issues=all_issues, blockers=blockers,
                         warnings=warnings, next_actions=_next_actions(blockers, warnings))
+
+
+def measure(facts: PreflightFacts) -> dict[str, list[Measure]]:
+    """Per target, each text `evaluate` counts against a limit and the count it found: the same `_Target` run,
+    so a preview (server/console/preview.py) can never count differently from preflight."""
+    out: dict[str, list[Measure]] = {}
+    for iid in facts.integration_ids:
+        integ = facts.integrations.get(iid)
+        p = BY_KEY.get(integ.platform) if integ is not None else None
+        if integ is None or p is None or p.hidden:
+            continue
+        t = _Target(facts, iid, integ.platform)
+        t.check()
+        out[iid] = t.measures
+    return out
 
 
 def _report(iid: str, platform: str | None, display_name: str | None, status: str, post_type: str | None,

@@ -145,7 +145,8 @@ async def render_compose(c: Console, request: Request, me: SignedIn, *, values: 
             error, issues = exc.message, exc.issues
     media = await _media(c, me, b.id, values.media_ids)
     if item:
-        previews = preview_cards(item, [by_id[i] for i in chosen], media)
+        previews = await preview_cards(c.rt, b.id, item, [by_id[i] for i in chosen], values.media_ids,
+                                       (preflight or {}).get("issues") or [])
     schedule_id = schedule_id or request.query_params.get("schedule_id")
     queues: list[dict[str, Any]] = []
     if "schedule:read" in me.caller.scopes:
@@ -253,11 +254,11 @@ async def live_check(c: Console, request: Request, me: SignedIn) -> Response:
             preflight = found.payload
         except ApiError as exc:
             error, issues = exc.message or exc.code, list(exc.issues)[:50]
-    item = {**body, "id": item_id or ""}
-    media = await _media(c, me, b.id, cf.many(form, "media_ids", cf.MAX_MEDIA))
+    item = {**body, "id": item_id or "new"}
+    previews = await preview_cards(c.rt, b.id, item, [by_id[i] for i in chosen], cf.many(form, "media_ids", cf.MAX_MEDIA),
+                                   (preflight or {}).get("issues") or []) if error is None else []
     html = web.templates.get_template("compose_check.html").render(
-        prefix=web.PREFIX, preflight=preflight, check_error=error, check_issues=issues, cf=cf,
-        previews=preview_cards(item, [by_id[i] for i in chosen], media))
+        prefix=web.PREFIX, preflight=preflight, check_error=error, check_issues=issues, cf=cf, previews=previews)
     return _json({"html": html, "can_schedule": bool(preflight and preflight["can_schedule"])})
 
 

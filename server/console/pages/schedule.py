@@ -1,40 +1,84 @@
-"""One Schedule: its state, preflight as if approved now, and approve / reject for a held one. Approve and
-reject are the API's own endpoints, run as the signed-in user."""
+"""One Schedule: the post as it will appear (preview cards), preflight as if approved now while it has not run,
+and the actions: approve, reject with a reason, edit (move to draft, then the composer), and for a run that
+failed in part, per-target outcomes in the receipt's words with retry and permalinks. Every action is the API's
+own endpoint run as the signed-in user, so authority is the API's (tools/schedules/authority.py)."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from sqlmodel import select
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from schemas.scopes import PUBLISH_SCOPE
 from server.console import web
 from server.console.identity import SignedIn
-from server.console.pages.shared import BRAND, Console
+from server.console.pages.shared import BRAND, Console, z
+from server.console.postview import post_view
 from server.console.web import ConsoleError, redirect, render
+from storage.tables.publishing import Publication, PublishTarget
+from tools.history import history_item
+from tools.schedules.review import REASON_MAX, record_rejection
+
+APPROVE_SCOPES = ("schedule:write", PUBLISH_SCOPE)  # approve_schedule's scopes (its catalogue entry)
+EDIT_SCOPES = ("schedule:write", "posts:write")  # move_schedule_to_draft's
+
+
+def compose_url(brand_id: str, content_item_id: str) -> str:
+    """The composer on a draft (server/console/pages/compose.py, issue 30 item 4)."""
+    return f"{web.PREFIX}/brands/{brand_id}/compose?content_item_id={content_item_id}"
+
+
+async def run_outcome(c: Console, me: SignedIn, brand_id: str, s: dict[str, Any]) -> dict[str, Any] | None:
+    """The latest run in the receipt's words, each target with its account and the permalink of what published."""
+    if s.get("latest_execution") is None:
+        return None
+    receipt = await c.api(me, "get_schedule_receipt", brand_id=brand_id, schedule_id=s["id"])
+    run = receipt.get("receipt")
+    if run is None:
+        return None
+    links: dict[str, str] = {}
+    async with c.rt.db.session(write=False) as session:
+        rows = (await session.exec(select(Publication, PublishTarget).join(
+            PublishTarget, PublishTarget.id == Publication.target_id).where(
+            PublishTarget.execution_id == run["execution_id"], Publication.brand_id == brand_id).limit(50))).all()
+    for pub, target in rows:
+        if url := history_item(pub, target)["permalink_url"]:  # History's rule for a safe public link
+            links[pub.integration_id] = url
+    return {**run, "permalinks": links, "next_actions": receipt.get("next_actions") or [],
+            "retryable": [t["integration_id"] for t in run["targets"] if t.get("next_action") == "create_schedule"],
+            "editable": any(t.get("next_action") == "repair_and_preflight" for t in run["targets"])}
 
 
 async def schedule(c: Console, request: Request, me: SignedIn) -> Response:
     b = await c.brand_of(me, request.path_params["brand_id"])
     s = await c.api(me, "get_schedule", brand_id=b.id, schedule_id=request.path_params["schedule_id"])
-    try:
-        preflight = await c.api(me, "preflight_content", brand_id=b.id, content_item_id=s["content_item_id"],
-                                integration_ids=s["integration_ids"], scheduled_at=s["scheduled_at"],
-                                approval_status="approved")
-        preflight_error = None
-    except ConsoleError as exc:
-        preflight, preflight_error = None, exc.message
-    held = s["approval_status"] == "pending_review" and s["status"] == "action_required"
+    view = await post_view(c, me, b, s)
+    outcome = await run_outcome(c, me, b.id, s)
+    soon = (c.rt.clock.now() + timedelta(minutes=15)).astimezone(ZoneInfo(b.timezone or "UTC"))
     return render("schedule.html", **c.base(
-        me, request, brand=b, tab="calendar", s=s, preflight=preflight, preflight_error=preflight_error,
-        held=held, can_approve=all(x in me.caller.scopes for x in ("schedule:write", "publish:execute")),
+        me, request, brand=b, tab="calendar", v=view, **view, outcome=outcome,
+        can_approve=all(x in me.caller.scopes for x in APPROVE_SCOPES),
+        can_edit=all(x in me.caller.scopes for x in EDIT_SCOPES), reason_max=REASON_MAX,
+        retry_at=soon.strftime("%Y-%m-%dT%H:%M"), compose_url=compose_url(b.id, s["content_item_id"]),
         idem=web.new_idempotency_key()))
+
+
+def _idem(request: Request) -> str:
+    return (str(request.state.form.get("idempotency_key") or "") or web.new_idempotency_key())[:255]
 
 
 async def schedule_action(c: Console, request: Request, me: SignedIn, endpoint: str, notice: str) -> Response:
     b = await c.brand_of(me, request.path_params["brand_id"])
     sid = request.path_params["schedule_id"]
-    idem = str(request.state.form.get("idempotency_key") or "") or web.new_idempotency_key()
-    await c.api(me, endpoint, idempotency_key=idem[:255], brand_id=b.id, schedule_id=sid, confirm_schedule_id=sid)
+    await c.api(me, endpoint, idempotency_key=_idem(request), brand_id=b.id, schedule_id=sid, confirm_schedule_id=sid)
+    back = request.state.form.get("back")
+    if back == "review":
+        return redirect("/review", notice)
     return redirect(f"/brands/{b.id}/schedules/{sid}", notice)
 
 
@@ -43,8 +87,47 @@ async def approve(c: Console, request: Request, me: SignedIn) -> Response:
 
 
 async def reject(c: Console, request: Request, me: SignedIn) -> Response:
-    # The API has no separate reject route for a held Schedule: cancelling it is how it never publishes.
-    return await schedule_action(c, request, me, "cancel_schedule", "rejected")
+    """Cancel (the API's way a held Schedule never publishes), then record the reason and tell the author."""
+    reason = " ".join(str(request.state.form.get("reason") or "").split())
+    if not 1 <= len(reason) <= REASON_MAX:
+        raise ConsoleError(f"Say why you reject it (1 to {REASON_MAX} characters): its author is told.", 422)
+    response = await schedule_action(c, request, me, "cancel_schedule", "rejected")
+    b = await c.brand_of(me, request.path_params["brand_id"])
+    async with c.rt.db.session(write=True) as session:
+        await record_rejection(session, c.rt.clock.now(), b, request.path_params["schedule_id"], reason,
+                               me.user.name or me.login.email)
+    return response
+
+
+async def edit(c: Console, request: Request, me: SignedIn) -> Response:
+    """A held (or approved, unsent) post's draft cannot be edited under its Schedule (the content usage rule):
+    move it to drafts (move_schedule_to_draft), then open the composer on it; scheduling again is the composer's."""
+    b = await c.brand_of(me, request.path_params["brand_id"])
+    sid = request.path_params["schedule_id"]
+    moved = await c.api(me, "move_schedule_to_draft", idempotency_key=_idem(request), brand_id=b.id,
+                        schedule_id=sid, confirm_schedule_id=sid)
+    return web.RedirectResponse(compose_url(b.id, moved["content_item_id"]), status_code=303,
+                                headers=web.SECURITY_HEADERS)
+
+
+async def retry(c: Console, request: Request, me: SignedIn) -> Response:
+    """A new Schedule of the same draft for the targets whose receipt says to schedule again (create_schedule);
+    approved when the user holds the publish authority, else held for review, as the API decides."""
+    b = await c.brand_of(me, request.path_params["brand_id"])
+    s = await c.api(me, "get_schedule", brand_id=b.id, schedule_id=request.path_params["schedule_id"])
+    outcome = await run_outcome(c, me, b.id, s)
+    if outcome is None or not outcome["retryable"]:
+        raise ConsoleError("No target of this Schedule's run can be retried as it is.", 409)
+    try:
+        local = datetime.strptime(str(request.state.form.get("scheduled_at") or ""), "%Y-%m-%dT%H:%M")
+    except ValueError:
+        raise ConsoleError("Give the new time as a date and time.", 422) from None
+    when = local.replace(tzinfo=ZoneInfo(b.timezone or "UTC"))
+    data = await c.api(me, "create_schedule", idempotency_key=_idem(request), brand_id=b.id,
+                       content_item_id=s["content_item_id"], integration_ids=sorted(outcome["retryable"]),
+                       scheduled_at=z(when),
+                       approval_status="approved" if PUBLISH_SCOPE in me.caller.scopes else "pending_review")
+    return redirect(f"/brands/{b.id}/schedules/{data['schedule']['id']}", "retried")
 
 
 def routes(c: Console) -> list[BaseRoute]:
@@ -53,4 +136,6 @@ def routes(c: Console) -> list[BaseRoute]:
         Route(one, c.page(schedule), methods=["GET"]),
         Route(f"{one}/approve", c.page(approve), methods=["POST"]),
         Route(f"{one}/reject", c.page(reject), methods=["POST"]),
+        Route(f"{one}/edit", c.page(edit), methods=["POST"]),
+        Route(f"{one}/retry", c.page(retry), methods=["POST"]),
     ]

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
-from sqlmodel import select
+from sqlmodel import func, select
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -21,7 +21,9 @@ from server.console.identity import SignedIn
 from server.console.web import ConsoleError, check_csrf, render
 from server.dispatch import Dispatcher
 from storage.tables.brands import Brand
+from storage.tables.publishing import Schedule
 from tools.runtime import Runtime
+from tools.schedules.rows import held_clause
 
 NOTICES = {
     "signed-out": "You are signed out.",
@@ -32,7 +34,8 @@ NOTICES = {
     "faults": "Sandbox faults updated.",
     "revoked": "API key revoked.",
     "approved": "Schedule approved: it publishes at its time.",
-    "rejected": "Schedule rejected: it will not publish.",
+    "rejected": "Schedule rejected: it will not publish, and its author was told why.",
+    "retried": "A new Schedule was created for the targets that failed.",
     "read": "Notifications marked read.",
     "saved": "Draft saved.",
     "scheduled": "Scheduled: it publishes at its time.",
@@ -80,7 +83,20 @@ class Console:
 
     def base(self, me: SignedIn, request: Request, **extra: Any) -> dict[str, Any]:
         notice = NOTICES.get(request.query_params.get("notice", ""))
-        return {"me": me, "csrf": web.csrf_for_session(self.rt, me), "notice": notice, **extra}
+        return {"me": me, "csrf": web.csrf_for_session(self.rt, me), "notice": notice,
+                "review_count": getattr(request.state, "review_count", None), **extra}
+
+    def held(self, me: SignedIn, brand_id: str | None = None) -> Any:
+        """Held Schedules the user may see (their workspace, their key's brands), optionally of one brand."""
+        query = select(Schedule).join(Brand, Brand.id == Schedule.brand_id).where(
+            Brand.workspace_id == me.caller.workspace_id, held_clause())
+        if me.caller.brand_ids is not None:
+            query = query.where(Schedule.brand_id.in_(list(me.caller.brand_ids)))
+        return query.where(Schedule.brand_id == brand_id) if brand_id else query
+
+    async def review_count(self, me: SignedIn) -> int:
+        async with self.rt.db.session(write=False) as session:
+            return (await session.exec(select(func.count()).select_from(self.held(me).subquery()))).one()
 
     async def api(self, me: SignedIn, name: str, /, idempotency_key: str | None = None, **args: Any) -> Any:
         """A catalogue endpoint as the signed-in user, through the dispatcher REST and MCP use (web.api).
@@ -104,6 +120,8 @@ class Console:
                     form = await self.form_of(request, max_form, max_fields)
                     check_csrf(self.rt, form.get("csrf"), me=me)
                     request.state.form = form
+                else:  # the navigation's review count, on every page
+                    request.state.review_count = await self.review_count(me)
                 return await view(self, request, me)
             except ConsoleError as exc:
                 return render("error.html", exc.status, **self.base(me, request, error=exc.message))
