@@ -52,10 +52,11 @@ templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=
 class ConsoleError(Exception):
     """An action refused: shown on the page, with the HTTP status of the refusal."""
 
-    def __init__(self, message: str, status: int = 400) -> None:
+    def __init__(self, message: str, status: int = 400, issues: list[dict[str, Any]] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
+        self.issues = issues or []  # the API's field-level issues, for pages that show them by field
 
 
 class Throttle:
@@ -185,7 +186,7 @@ def new_pre_session() -> str:
     return secrets.token_urlsafe(24)
 
 
-async def api(dispatcher: Dispatcher, me: SignedIn, name: str, idempotency_key: str | None = None,
+async def api(dispatcher: Dispatcher, me: SignedIn, name: str, /, idempotency_key: str | None = None,
               **args: Any) -> Any:
     """Run a catalogue endpoint as the signed-in user (the same path as REST and MCP); its `data`, or
     ConsoleError with the API's own message and status."""
@@ -196,5 +197,6 @@ async def api(dispatcher: Dispatcher, me: SignedIn, name: str, idempotency_key: 
         error = (outcome.body or {}).get("error") or {}
         message = error.get("message") or "The request was refused."
         code = error.get("code")
-        raise ConsoleError(f"{message} ({code})" if code else message, outcome.status)
+        issues = [i for i in error.get("issues") or [] if isinstance(i, dict)][:50]
+        raise ConsoleError(f"{message} ({code})" if code else message, outcome.status, issues)
     return outcome.body["data"]

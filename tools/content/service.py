@@ -22,21 +22,29 @@ _INSERT_ITEM = Write(insert(ContentItem.__table__))  # pyright: ignore[reportAtt
 _INSERT_LABELS = Write(insert(ContentItemLabel.__table__))  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 
 
-async def insert_item(session: AsyncSession, *, workspace_id: str, user_id: str, brand_id: str,
-                      now: datetime, req: Any) -> tuple[SimpleNamespace, Draft]:
-    """Check and insert a draft from a create request (released or older shape), created by `user_id` in a
-    brand of the workspace that the caller was already allowed to act on: the new item as a plain object with ContentItem's attributes (what `released` and
-    `older` read). Raises ApiError as create_content_item answers."""
+async def checked_item(session: Any, caller: Any, brand_id: str, req: Any, now: Any,
+                       item_id: str | None = None) -> tuple[SimpleNamespace, Draft]:
+    """A create request as the item it would make, checked exactly as a create checks it (400 and 422 rules),
+    and not stored: a plain object with ContentItem's attributes (what `released` and `older` read). The
+    console's live preflight (`preflight_unsaved`) checks a composition this way without writing it."""
     draft = Draft.from_request(req)
     check(draft)
     await check_data(session, brand_id, draft)
-    item = SimpleNamespace(id=new_id("ci"), workspace_id=workspace_id, brand_id=brand_id,
-                           created_by=user_id, name=req.name.strip(), created_at=now, updated_at=now)
+    item = SimpleNamespace(id=item_id or new_id("ci"), workspace_id=caller.workspace_id, brand_id=brand_id,
+                           created_by=caller.user_id, name=req.name.strip(), created_at=now, updated_at=now)
     draft.apply(item)  # pyright: ignore[reportArgumentType]  # a namespace standing in for the row (duck-typed)
+    return item, draft
+
+
+async def insert_item(session: AsyncSession, *, workspace_id: str, user_id: str, brand_id: str,
+                      now: datetime, req: Any) -> tuple[SimpleNamespace, Draft]:
+    """Check and insert a draft from a create request (released or older shape), created by `user_id` in a
+    brand of the workspace that the caller was already allowed to act on: the new item as a plain object with
+    ContentItem's attributes (what `released` and `older` read). Raises ApiError as create_content_item answers."""
+    item, draft = await checked_item(session, SimpleNamespace(workspace_id=workspace_id, user_id=user_id), brand_id,
+                                     req, now)
     await _INSERT_ITEM.run(session, vars(item))
     if draft.label_ids:
         await _INSERT_LABELS.run_many(session, [{"content_item_id": item.id, "label_id": label_id,
                                                  "brand_id": item.brand_id} for label_id in draft.label_ids])
     return item, draft
-
-

@@ -34,6 +34,7 @@ from schemas.time import iso, parse_timestamp
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
 from storage.tables.media import Media
+from tools.content.service import checked_item
 from tools.content.rules import label_ids_of, load_item, media_ids, released
 from tools.context import plans
 from tools.endpoint import Call, Endpoint
@@ -88,9 +89,14 @@ def media_facts(m: Media) -> MediaFacts:
 
 async def run_preflight(session: AsyncSession, *, brand: Brand, content_item_id: str, integration_ids: list[str],
                         scheduled_at: str | datetime | None, approval_status: str | None, scopes: frozenset[str],
-                        now: datetime, upgrade_url: str) -> Preflight:
-    item = await load_item(session, brand.id, content_item_id)
-    labels = (await label_ids_of(session, [item.id]))[item.id]
+                        now: datetime, upgrade_url: str, unsaved: tuple[Any, list[str]] | None = None) -> Preflight:
+    """`unsaved`: (item, label IDs) of a composition checked as a create would check it but not stored
+    (tools.content.service.checked_item), judged in place of the stored item; everything else is the same."""
+    if unsaved is None:
+        item = await load_item(session, brand.id, content_item_id)
+        labels = (await label_ids_of(session, [item.id]))[item.id]
+    else:
+        item, labels = unsaved
     item_json = released(item, labels).model_dump(mode="json")
     content = ContentFacts.from_content_item(item_json)
 
@@ -157,6 +163,18 @@ async def run_preflight(session: AsyncSession, *, brand: Brand, content_item_id:
         "links": links,
     }).model_dump(mode="json")
     return Preflight(payload, result)
+
+
+async def preflight_unsaved(session: AsyncSession, *, caller: Any, brand: Brand, draft_request: Any,
+                            integration_ids: list[str], scheduled_at: str | None, approval_status: str | None,
+                            now: datetime, upgrade_url: str, content_item_id: str | None = None) -> Preflight:
+    """Preflight of a composition that is not stored (the console's live check as the user types): the create
+    request (`CreateContentItemRequest`, validated) is checked as `create_content_item` checks it, then judged
+    by the same `run_preflight` as a stored item. Writes nothing. `content_item_id`: the draft being edited."""
+    item, draft = await checked_item(session, caller, brand.id, draft_request, now, item_id=content_item_id)
+    return await run_preflight(session, brand=brand, content_item_id=item.id, integration_ids=integration_ids,
+                               scheduled_at=scheduled_at, approval_status=approval_status, scopes=caller.scopes,
+                               now=now, upgrade_url=upgrade_url, unsaved=(item, draft.label_ids))
 
 
 async def require_schedulable(call: Call, *, content_item_id: str, integration_ids: list[str],

@@ -17,6 +17,7 @@ from server.console.pages import (
     accounts,
     brand,
     calendar,
+    compose,
     consent,
     history,
     keys,
@@ -30,7 +31,8 @@ from server.console.pages.shared import Console
 from server.dispatch import Dispatcher
 from tools.runtime import Runtime
 
-MODULES = (signin, workspace, review, consent, keys, brand, accounts, calendar, schedule, history, notifications)
+MODULES = (signin, workspace, review, consent, keys, brand, accounts, calendar, compose, schedule, history,
+           notifications)
 
 
 def routes(rt: Runtime, dispatcher: Dispatcher) -> list[BaseRoute]:

@@ -37,6 +37,13 @@ NOTICES = {
     "rejected": "Schedule rejected: it will not publish, and its author was told why.",
     "retried": "A new Schedule was created for the targets that failed.",
     "read": "Notifications marked read.",
+    "saved": "Draft saved.",
+    "scheduled": "Scheduled: it publishes at its time.",
+    "held": "Scheduled, held for review: it publishes once someone with the publish authority approves it.",
+    "queued": "Added to the queue.",
+    "moved": "Moved back to draft: edit it, then schedule it again.",
+    "rescheduled": "Schedule moved.",
+    "undone": "Move undone: the post is back at its earlier time.",
 }
 MAX_FORM = 64 * 1024  # bytes: console forms are small
 LIST_FIELDS = ("scopes", "brand_ids")  # form fields that are always lists, even with one value
@@ -56,10 +63,10 @@ class Console:
         async with self.rt.db.session(write=False) as session:
             return await identity.resolve(session, self.rt.clock.now(), request.cookies.get(web.COOKIE))
 
-    async def form_of(self, request: Request) -> dict[str, Any]:
-        if int(request.headers.get("content-length") or 0) > MAX_FORM:
+    async def form_of(self, request: Request, max_form: int = MAX_FORM, max_fields: int = 200) -> dict[str, Any]:
+        if int(request.headers.get("content-length") or 0) > max_form:
             raise ConsoleError("The form is too large.", 413)
-        form = await request.form(max_files=0, max_fields=200)
+        form = await request.form(max_files=0, max_fields=max_fields)
         out: dict[str, Any] = {}
         for k, v in form.multi_items():
             if isinstance(v, str):
@@ -102,13 +109,16 @@ class Console:
         async with self.rt.db.session(write=False) as session:
             return (await session.exec(select(func.count()).select_from(self.held(me).subquery()))).one()
 
-    async def api(self, me: SignedIn, name: str, idempotency_key: str | None = None, **args: Any) -> Any:
-        """A catalogue endpoint as the signed-in user, through the dispatcher REST and MCP use (web.api)."""
+    async def api(self, me: SignedIn, name: str, /, idempotency_key: str | None = None, **args: Any) -> Any:
+        """A catalogue endpoint as the signed-in user, through the dispatcher REST and MCP use (web.api).
+        `name` is positional-only, so an endpoint's own `name` argument (a draft's, a queue's) passes through."""
         return await web.api(self.dispatcher, me, name, idempotency_key, **args)
 
-    def page(self, view: View) -> Callable[[Request], Awaitable[Response]]:
+    def page(self, view: View, max_form: int = MAX_FORM,
+             max_fields: int = 200) -> Callable[[Request], Awaitable[Response]]:
         """A view for signed-in users: others go to sign-in (back here after, for a GET); a POST's form is read
-        and its CSRF token checked first (in `request.state.form`); a refusal renders the error page."""
+        and its CSRF token checked first (in `request.state.form`; `max_form` bytes and `max_fields` fields at
+        most); a refusal renders the error page."""
         async def handler(request: Request) -> Response:
             me = await self.signed_in(request)
             if me is None:
@@ -118,7 +128,7 @@ class Console:
                 return web.RedirectResponse(where, status_code=303, headers=web.SECURITY_HEADERS)
             try:
                 if request.method == "POST":
-                    form = await self.form_of(request)
+                    form = await self.form_of(request, max_form, max_fields)
                     check_csrf(self.rt, form.get("csrf"), me=me)
                     request.state.form = form
                 else:  # the navigation's review count, on every page
