@@ -34,8 +34,8 @@ from schemas.time import iso, parse_timestamp
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
 from storage.tables.media import Media
-from tools.content.service import checked_item
 from tools.content.rules import label_ids_of, load_item, media_ids, released
+from tools.content.service import checked_item
 from tools.context import plans
 from tools.endpoint import Call, Endpoint
 from tools.links import link
