@@ -26,9 +26,10 @@ from schemas.plans import LIMIT_NAMES, PLANS, get_plan
 from schemas.scopes import SCOPES
 from server.commands.networks import FLAGS as network_flags
 from server.commands.sandbox import set_sandbox_state
-from server.console import identity, oauth, web
+from server.console import accounts_oauth, apps, brand_settings, identity, oauth, team, web
 from server.console.connectors import connect_forms, reconnect_fields
 from server.console.identity import SignedIn
+from server.console.kit import Kit
 from server.console.web import ConsoleError, api, check_csrf, redirect, render
 from server.dispatch import Dispatcher
 from storage.tables.accounts import ApiKey, Workspace
@@ -53,6 +54,7 @@ NOTICES = {
     "approved": "Schedule approved: it publishes at its time.",
     "rejected": "Schedule rejected: it will not publish.",
     "read": "Notifications marked read.",
+    "welcome": "Welcome: sign in with your email and the password you chose.",
 }
 MAX_FORM = 64 * 1024  # bytes: console forms are small
 
@@ -86,7 +88,7 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         async with rt.db.session(write=False) as session:
             brand = (await session.exec(select(Brand).where(Brand.id == brand_id,
                                                             Brand.workspace_id == me.caller.workspace_id))).first()
-        if brand is None:
+        if brand is None or not me.caller.sees_brand(brand.id):
             raise ConsoleError("No such brand in your workspace.", 404)
         return brand
 
@@ -109,7 +111,8 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
                     request.state.form = form
                 return await view(request, me)
             except ConsoleError as exc:
-                return render("error.html", exc.status, **base(me, request, error=exc.message))
+                return render("error.html", exc.status, **base(me, request, error=exc.message,
+                                                                back=_back_to(request)))
         return handler
 
     def need_scope(me: SignedIn, scope: str) -> None:
@@ -186,19 +189,26 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         return render("brand.html", **base(me, request, brand=b, ctx=data, tab="brand"))
 
     # -- connected accounts -----------------------------------------------------------------------------
-    @page
-    async def accounts(request: Request, me: SignedIn) -> Response:
-        b = await brand_of(me, request.path_params["brand_id"])
+    async def accounts_view(request: Request, me: SignedIn, b: Brand, error: str | None = None,
+                            typed: dict[str, Any] | None = None, status: int = 200) -> Response:
         data = await api(dispatcher, me, "list_targets", brand_id=b.id)
         async with rt.db.session(write=False) as session:
             rows = (await session.exec(select(Integration.id, Integration.provider, Integration.platform)
                                        .where(Integration.brand_id == b.id).limit(1000))).all()
         # sandbox accounts get status and faults; real ones a reconnect form with their network's fields
         real = {i: reconnect_fields(platform) for i, provider, platform in rows if provider != "sandbox"}
-        return render("accounts.html", **base(
+        oauth_platforms = {p for p, n in network_oauth.NETWORKS.items() if n.register is None}
+        return render("accounts.html", status, accounts_oauth.accounts_headers(), **base(
             me, request, brand=b, tab="accounts", targets=[t for t in data["targets"] if t.get("integration_id")],
             forms=connect_forms(b), can_manage="integrations:write" in me.caller.scopes, real=real,
+            oauth_cards=await accounts_oauth.oauth_cards(rt), oauth_platforms=oauth_platforms,
+            platform_of={i: platform for i, _, platform in rows},
+            error=error or web.open_message(rt, request.query_params.get("connect_error")), typed=typed or {},
             fault_operations=FAULT_OPERATIONS, fault_kinds=FAULT_KINDS))
+
+    @page
+    async def accounts(request: Request, me: SignedIn) -> Response:
+        return await accounts_view(request, me, await brand_of(me, request.path_params["brand_id"]))
 
     async def account_action(request: Request, me: SignedIn,
                              act: Callable[[Any, Brand, dict[str, Any]], Awaitable[Any]], notice: str) -> Response:
@@ -235,8 +245,11 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         options = {name: value.strip() for name, _, _ in network_flags[platform]
                    if isinstance(value := form.get(name), str) and value.strip()}
         missing = [name for name, required, _ in network_flags[platform] if required and name not in options]
+        # a refusal shows the accounts page again with the form as typed, secrets excepted
+        typed = {platform: {name: options[name] for name, _, secret in network_flags[platform]
+                            if not secret and name in options}}
         if missing:
-            raise ConsoleError(f"Fill in: {', '.join(missing)}.", 422)
+            return await accounts_view(request, me, b, f"Fill in: {', '.join(missing)}.", typed, 422)
         try:
             if platform == "mastodon" and "access_token" not in options:
                 flow = await network_oauth.start(rt, b.id, "mastodon", server=options["instance"])
@@ -245,7 +258,7 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
                                                            instance=urlsplit(flow["authorize_url"]).netloc))
             await networks.connect(rt, b.id, platform, options)
         except networks.ConnectError as exc:
-            raise ConsoleError(str(exc), 422) from None
+            return await accounts_view(request, me, b, str(exc), typed, 422)
         return redirect(f"/brands/{b.id}/accounts", "connected")
 
     @page
@@ -537,8 +550,11 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
     async def home(request: Request, me: SignedIn) -> Response:
         return redirect("/workspace")
 
+    kit = Kit(page=page, base=base, form_of=form_of, brand_of=brand_of, need_scope=need_scope)
     brand_path = "/brands/{brand_id:str}"
     return [
+        *team.routes(rt, kit), *apps.routes(rt, kit), *brand_settings.routes(rt, kit),
+        *accounts_oauth.routes(rt, kit),
         Route("/", home, methods=["GET"]),
         Route("/sign-in", show_sign_in, methods=["GET"]),
         Route("/sign-in", do_sign_in, methods=["POST"]),
@@ -575,6 +591,17 @@ def _safe_next(value: Any) -> str | None:
             and len(value) <= 8000:
         return value
     return None
+
+
+def _back_to(request: Request) -> str:
+    """Where an error page links back to: the console page the user was on (the form's page for a POST)."""
+    if request.method == "GET":
+        here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    else:
+        referer = urlsplit(request.headers.get("referer") or "")
+        same = referer.netloc == request.url.netloc
+        here = referer.path + (f"?{referer.query}" if referer.query else "") if same else ""
+    return _safe_next(here) or f"{web.PREFIX}/workspace"
 
 
 def _z(at: datetime) -> str:
