@@ -66,7 +66,8 @@ def routes(rt: Runtime, kit: Kit) -> list[Route]:
                                          .order_by(Brand.name).limit(500))).all()
         link = _take_link(request, rt, me)
         response = render("team.html", **base(me, request, users=users, invitations=invitations, brands=brands,
-                                              roles=ROLES, link=link, notices=NOTICES))
+                                              roles=ROLES, link=link,
+                                              notice=NOTICES.get(request.query_params.get("notice", ""))))
         if LINK_COOKIE in request.cookies:  # shown once: a reload finds no link
             response.delete_cookie(LINK_COOKIE, path=f"{web.PREFIX}/team", httponly=True, samesite="strict",
                                    secure=web.is_secure(request, rt))

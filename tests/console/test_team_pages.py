@@ -55,6 +55,7 @@ async def test_invite_accept_role_and_deactivate(env) -> None:
     assert resp.status_code == 303 and resp.headers["location"] == "/console/team?notice=invited"
     shown = await admin.get(resp.headers["location"])
     link = re.search(r'id="invite-link" value="([^"]+)"', shown.text).group(1)
+    assert "Invitation created." in shown.text
     assert link.startswith("http://testserver/console/invitations/")
     assert link not in (await admin.get("/console/team")).text  # shown once
 
