@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from schemas.scopes import ROLES
 from server.console import identity, web
-from server.console.kit import Kit
+from server.console.pages.shared import Console
 from server.console.web import ConsoleError, redirect, render
 from storage import vault
 from storage.tables.accounts import Workspace
@@ -41,8 +41,8 @@ NOTICES = {
 }
 
 
-def routes(rt: Runtime, kit: Kit) -> list[Route]:
-    page, base = kit.page, kit.base
+def routes(c: Console) -> list[Route]:
+    rt = c.rt
 
     def need_admin(me: identity.SignedIn) -> None:
         if not me.is_admin:
@@ -55,8 +55,8 @@ def routes(rt: Runtime, kit: Kit) -> list[Route]:
         except operator.OperatorError as exc:
             raise ConsoleError(str(exc), 422) from None
 
-    @page
-    async def team_page(request: Request, me: identity.SignedIn) -> Response:
+    @c.page
+    async def team_page(_: Console, request: Request, me: identity.SignedIn) -> Response:
         need_admin(me)
         now = rt.clock.now()
         async with rt.db.session(write=False) as session:
@@ -65,7 +65,7 @@ def routes(rt: Runtime, kit: Kit) -> list[Route]:
             brands = (await session.exec(select(Brand).where(Brand.workspace_id == me.caller.workspace_id)
                                          .order_by(Brand.name).limit(500))).all()
         link = _take_link(request, rt, me)
-        response = render("team.html", **base(me, request, users=users, invitations=invitations, brands=brands,
+        response = render("team.html", **c.base(me, request, users=users, invitations=invitations, brands=brands,
                                               roles=ROLES, link=link,
                                               notice=NOTICES.get(request.query_params.get("notice", ""))))
         if LINK_COOKIE in request.cookies:  # shown once: a reload finds no link
@@ -73,8 +73,8 @@ def routes(rt: Runtime, kit: Kit) -> list[Route]:
                                    secure=web.is_secure(request, rt))
         return response
 
-    @page
-    async def invite(request: Request, me: identity.SignedIn) -> Response:
+    @c.page
+    async def invite(_: Console, request: Request, me: identity.SignedIn) -> Response:
         need_admin(me)
         form = request.state.form
         role = str(form.get("role") or "member")
@@ -98,16 +98,16 @@ def routes(rt: Runtime, kit: Kit) -> list[Route]:
                             httponly=True, samesite="strict", secure=web.is_secure(request, rt))
         return response
 
-    @page
-    async def set_role(request: Request, me: identity.SignedIn) -> Response:
+    @c.page
+    async def set_role(_: Console, request: Request, me: identity.SignedIn) -> Response:
         need_admin(me)
         role, user_id = str(request.state.form.get("role") or ""), request.path_params["user_id"]
         await refused(lambda s: team.set_role(s, rt.clock.now(), me.caller.workspace_id, user_id, role,
                                               acting_role=me.user.role))
         return redirect("/team", "role")
 
-    @page
-    async def set_brands(request: Request, me: identity.SignedIn) -> Response:
+    @c.page
+    async def set_brands(_: Console, request: Request, me: identity.SignedIn) -> Response:
         need_admin(me)
         form = request.state.form
         brand_ids = list(form.get("brand_ids") or []) if form.get("restrict") == "1" else None
@@ -115,8 +115,8 @@ def routes(rt: Runtime, kit: Kit) -> list[Route]:
                                                      request.path_params["user_id"], brand_ids))
         return redirect("/team", "brands")
 
-    @page
-    async def deactivate(request: Request, me: identity.SignedIn) -> Response:
+    @c.page
+    async def deactivate(_: Console, request: Request, me: identity.SignedIn) -> Response:
         need_admin(me)
         await refused(lambda s: team.deactivate(s, rt.clock.now(), me.caller.workspace_id,
                                                 request.path_params["user_id"]))
@@ -139,7 +139,7 @@ def routes(rt: Runtime, kit: Kit) -> list[Route]:
 
     async def accept(request: Request) -> Response:
         try:
-            form = await kit.form_of(request)
+            form = await c.form_of(request)
             web.check_csrf(rt, form.get("csrf"), pre=request.cookies.get(web.PRE_COOKIE))
         except ConsoleError as exc:
             return await invitation_page(request, exc.message, exc.status)

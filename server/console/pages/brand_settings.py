@@ -11,11 +11,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from server.console.identity import SignedIn
-from server.console.kit import Kit
+from server.console.pages.shared import Console
 from server.console.web import ConsoleError, redirect, render
 from tools.operator import actions as operator
 from tools.operator import brand_settings
-from tools.runtime import Runtime
 
 NOTICES = {"saved": "Brand settings saved: get_brand_context serves them now."}
 TIMEZONES = sorted(available_timezones())
@@ -26,27 +25,28 @@ def values_of(brand) -> dict[str, str]:
             for f in brand_settings.FIELDS}
 
 
-def routes(rt: Runtime, kit: Kit) -> list[Route]:
+def routes(c: Console) -> list[Route]:
+    rt = c.rt
     def need_admin(me: SignedIn) -> None:
         if not me.is_admin:
             raise ConsoleError(f"Your role ({me.user.role}) cannot edit brand settings: ask an admin.", 403)
 
     def show(request: Request, me: SignedIn, brand, values: dict[str, str], error: str | None = None,
              status: int = 200) -> Response:
-        return render("brand_settings.html", status, **kit.base(
+        return render("brand_settings.html", status, **c.base(
             me, request, brand=brand, tab="settings", values=values, timezones=TIMEZONES, error=error,
             notice=NOTICES.get(request.query_params.get("notice", ""))))
 
-    @kit.page
-    async def settings_page(request: Request, me: SignedIn) -> Response:
+    @c.page
+    async def settings_page(_: Console, request: Request, me: SignedIn) -> Response:
         need_admin(me)
-        brand = await kit.brand_of(me, request.path_params["brand_id"])
+        brand = await c.brand_of(me, request.path_params["brand_id"])
         return show(request, me, brand, values_of(brand))
 
-    @kit.page
-    async def save(request: Request, me: SignedIn) -> Response:
+    @c.page
+    async def save(_: Console, request: Request, me: SignedIn) -> Response:
         need_admin(me)
-        brand = await kit.brand_of(me, request.path_params["brand_id"])
+        brand = await c.brand_of(me, request.path_params["brand_id"])
         form = request.state.form
         changes = {f: str(form.get(f) or "") for f in brand_settings.FIELDS if f in form}
         try:

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from server.console.identity import SignedIn
-from server.console.kit import Kit
+from server.console.pages.shared import Console
 from server.console.web import ConsoleError, redirect, render
 from tools.networks import apps
 from tools.networks.status import network_status
@@ -31,15 +31,16 @@ async def operator_networks(rt: Runtime) -> list[dict]:
             for row in await network_status(rt) if row["connect"] == "oauth_operator_app"]
 
 
-def routes(rt: Runtime, kit: Kit) -> list[Route]:
-    @kit.page
-    async def apps_page(request: Request, me: SignedIn) -> Response:
+def routes(c: Console) -> list[Route]:
+    rt = c.rt
+    @c.page
+    async def apps_page(_: Console, request: Request, me: SignedIn) -> Response:
         need_admin(me)
-        return render("apps.html", **kit.base(me, request, networks=await operator_networks(rt),
+        return render("apps.html", **c.base(me, request, networks=await operator_networks(rt),
                                               notice=NOTICES.get(request.query_params.get("notice", ""))))
 
-    @kit.page
-    async def save_app(request: Request, me: SignedIn) -> Response:
+    @c.page
+    async def save_app(_: Console, request: Request, me: SignedIn) -> Response:
         need_admin(me)
         platform, form = request.path_params["platform"], request.state.form
         client_id = str(form.get("client_id") or "").strip()

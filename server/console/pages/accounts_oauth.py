@@ -20,7 +20,7 @@ from starlette.routing import Route
 from schemas.platforms import BY_KEY
 from server.console import web
 from server.console.identity import SignedIn
-from server.console.kit import Kit
+from server.console.pages.shared import Console, need_scope
 from server.console.web import ConsoleError, redirect, render
 from storage.tables.integrations import Integration
 from tools.networks import apps, oauth
@@ -56,10 +56,11 @@ async def oauth_cards(rt: Runtime) -> list[dict[str, Any]]:
              "scopes": oauth.NETWORKS[p].scope_param} for p in operator_platforms()]
 
 
-def routes(rt: Runtime, kit: Kit) -> list[Route]:
+def routes(c: Console) -> list[Route]:
+    rt = c.rt
     async def start(request: Request, me: SignedIn, integration: Integration | None = None) -> Response:
-        kit.need_scope(me, "integrations:write")
-        b = await kit.brand_of(me, request.path_params["brand_id"])
+        need_scope(me, "integrations:write")
+        b = await c.brand_of(me, request.path_params["brand_id"])
         platform = integration.platform if integration else request.path_params["platform"]
         if platform not in operator_platforms():
             raise ConsoleError("This network is not connected with an operator app.", 404)
@@ -72,36 +73,36 @@ def routes(rt: Runtime, kit: Kit) -> list[Route]:
                                     headers={**web.SECURITY_HEADERS, **accounts_headers()})
 
     async def own(me: SignedIn, request: Request) -> Integration:
-        b = await kit.brand_of(me, request.path_params["brand_id"])
+        b = await c.brand_of(me, request.path_params["brand_id"])
         async with rt.db.session(write=False) as s:
             row = await s.get(Integration, request.path_params["integration_id"])
         if row is None or row.brand_id != b.id or row.provider == "sandbox":
             raise ConsoleError("No such network account in this brand.", 404)
         return row
 
-    @kit.page
-    async def connect(request: Request, me: SignedIn) -> Response:
+    @c.page
+    async def connect(_: Console, request: Request, me: SignedIn) -> Response:
         return await start(request, me)
 
-    @kit.page
-    async def reconnect(request: Request, me: SignedIn) -> Response:
-        kit.need_scope(me, "integrations:write")
+    @c.page
+    async def reconnect(_: Console, request: Request, me: SignedIn) -> Response:
+        need_scope(me, "integrations:write")
         return await start(request, me, await own(me, request))
 
-    @kit.page
-    async def choose_page(request: Request, me: SignedIn) -> Response:
-        kit.need_scope(me, "integrations:write")
+    @c.page
+    async def choose_page(_: Console, request: Request, me: SignedIn) -> Response:
+        need_scope(me, "integrations:write")
         row = await own(me, request)
-        b = await kit.brand_of(me, row.brand_id)
+        b = await c.brand_of(me, row.brand_id)
         candidates = [c for c in (row.provider_state or {}).get("candidates") or [] if isinstance(c, dict)]
         rules = BY_KEY.get(row.platform)
-        return render("choose_account.html", **kit.base(
+        return render("choose_account.html", **c.base(
             me, request, brand=b, tab="accounts", row=row, candidates=candidates,
             network=rules.display_name if rules else row.platform))
 
-    @kit.page
-    async def choose(request: Request, me: SignedIn) -> Response:
-        kit.need_scope(me, "integrations:write")
+    @c.page
+    async def choose(_: Console, request: Request, me: SignedIn) -> Response:
+        need_scope(me, "integrations:write")
         row = await own(me, request)
         try:
             await networks.select_account(rt, row.id, str(request.state.form.get("account") or "")[:200])
