@@ -19,7 +19,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "bundle": ("build a .mcpb MCP Bundle for this platform (dependencies vendored)", ("bundle",)),
     "init": ("create or migrate the database; --demo seeds a demo workspace", ("core",)),
     "workspaces": ("manage workspaces", ("core", "plans")),
-    "brands": ("manage brands", ("core",)),
+    "brands": ("manage brands", ("core", "brand_settings")),
     "keys": ("manage API keys", ("core",)),
     # networks extends core's `integrations connect` parser, so core comes first wherever networks is named.
     "integrations": ("manage connected accounts", ("core", "networks", "notifications", "checks")),

@@ -95,6 +95,29 @@ async def create_user(session: AsyncSession, now: datetime, workspace: Workspace
     return user, login
 
 
+async def accept_invitation(session: AsyncSession, now: datetime, token: str, password: str,
+                            name: str | None = None) -> tuple[User, ConsoleLogin]:
+    """Spend an invitation (tools/operator/team.py): its email becomes a user of its workspace with its role and
+    brand restriction, signing in with `password`."""
+    from tools.operator import team
+
+    invitation = await team.open_invitation(session, now, token, lock=True)
+    check_password(password)
+    workspace = await session.get(Workspace, invitation.workspace_id)
+    assert workspace is not None
+    user, login = await create_user(session, now, workspace, invitation.email, password, role=invitation.role,
+                                    name=(name or "").strip()[:200] or None)
+    if invitation.brand_ids is not None:
+        key = await session.get(ApiKey, login.key_id)
+        assert key is not None
+        key.brand_ids = list(invitation.brand_ids)
+        session.add(key)
+    invitation.accepted_at, invitation.updated_at = now, now
+    session.add(invitation)
+    await session.flush()
+    return user, login
+
+
 async def login_exists(session: AsyncSession, email: str) -> bool:
     return (await session.exec(select(ConsoleLogin.user_id).where(
         ConsoleLogin.email == normalise_email(email)))).first() is not None
@@ -123,7 +146,8 @@ async def console_key_ids(session: AsyncSession, workspace_id: str) -> set[str]:
 async def verify_login(session: AsyncSession, email: str, password: str) -> ConsoleLogin | None:
     if len(password) > MAX_PASSWORD or len(email) > 320:
         return None
-    login = (await session.exec(select(ConsoleLogin).where(ConsoleLogin.email == normalise_email(email)))).first()
+    login = (await session.exec(select(ConsoleLogin).join(User, User.id == ConsoleLogin.user_id).where(
+        ConsoleLogin.email == normalise_email(email), User.deactivated_at.is_(None)))).first()
     from argon2.exceptions import InvalidHashError, VerificationError
 
     hasher, dummy = _argon2()
@@ -147,6 +171,8 @@ async def start_session(session: AsyncSession, now: datetime, login: ConsoleLogi
     await session.exec(delete(ConsoleSession).where(col(ConsoleSession.user_id) == login.user_id,
                                                     col(ConsoleSession.expires_at) <= now))
     token = secrets.token_urlsafe(32)
+    login.last_sign_in_at, login.updated_at = now, now
+    session.add(login)
     session.add(ConsoleSession(id=session_hash(token), user_id=login.user_id, expires_at=now + SESSION_LIFETIME,
                                created_at=now, updated_at=now))
     await session.flush()
@@ -171,8 +197,10 @@ async def resolve(session: AsyncSession, now: datetime, token: str | None) -> Si
     if row is None:
         return None
     sess, user, login, key, ws = row
-    if sess.expires_at <= now or key.revoked_at is not None:
+    if sess.expires_at <= now or key.revoked_at is not None or user.deactivated_at is not None:
         return None
     caller = Caller(key_id=key.id, key_name=key.name, workspace_id=ws.id, workspace_name=ws.name, user_id=user.id,
-                    role=user.role, scopes=frozenset(key.scopes), brand_ids=None, last_used_at=key.last_used_at)
+                    role=user.role, scopes=frozenset(key.scopes),
+                    brand_ids=frozenset(key.brand_ids) if key.brand_ids is not None else None,
+                    last_used_at=key.last_used_at)
     return SignedIn(user=user, login=login, caller=caller, session_id=sess.id)

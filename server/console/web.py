@@ -49,6 +49,29 @@ templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=
                         trim_blocks=True, lstrip_blocks=True)
 
 
+def file_size(n: int | None) -> str:
+    """Bytes for people: 1.5 GB, 20 MB, 512 bytes (binary units, as the plans count them)."""
+    if n is None:
+        return "no limit"
+    size = float(n)
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if size < 1024 or unit == "TB":
+            return f"{int(size)} {unit}" if unit == "bytes" or size == int(size) else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} bytes"  # not reached
+
+
+def price(cents: int, period: str) -> str:
+    return "free" if cents == 0 else f"{cents / 100:,.2f} USD a {period}".replace(".00 ", " ")
+
+
+LIMIT_LABELS = {"social_accounts": "Connected accounts (workspace)", "networks_per_brand": "Networks per brand",
+                "media_items_per_brand": "Media items per brand",
+                "media_storage_bytes_per_brand": "Media storage per brand"}
+templates.filters.update(file_size=file_size, price=price)
+templates.globals.update(limit_labels=LIMIT_LABELS)
+
+
 class ConsoleError(Exception):
     """An action refused: shown on the page, with the HTTP status of the refusal."""
 
@@ -145,6 +168,24 @@ def forget_secret(response: Response, request: Request, rt: Runtime) -> None:
     if NEW_KEY_COOKIE in request.cookies:
         response.delete_cookie(NEW_KEY_COOKIE, path=f"{PREFIX}/keys", httponly=True, samesite="strict",
                                secure=is_secure(request, rt))
+
+
+MESSAGE_TTL = 300  # seconds: a connect's outcome carried back to the accounts page
+
+
+def seal_message(rt: Runtime, message: str) -> str:
+    """A message for a page to show, carried in its URL: sealed (nobody can make the console say something),
+    short-lived."""
+    return vault.fernet(rt.settings).encrypt(message[:1000].encode()).decode()
+
+
+def open_message(rt: Runtime, sealed: str | None) -> str | None:
+    if not sealed or len(sealed) > 4000:
+        return None
+    try:
+        return vault.fernet(rt.settings).decrypt(sealed.encode(), ttl=MESSAGE_TTL).decode()
+    except (InvalidToken, ValueError):
+        return None
 
 
 def csrf_for_session(rt: Runtime, me: SignedIn) -> str:

@@ -26,6 +26,7 @@ class User(Stamped, table=True):
     name: str = Field(max_length=200)
     email: str | None = Field(default=None, max_length=320)
     role: str = Field(default="member", max_length=20)  # member | admin | super_admin
+    deactivated_at: datetime | None = utc_field(nullable=True)  # its sessions ended and keys revoked then
 
 
 class ApiKey(Stamped, table=True):

@@ -20,6 +20,19 @@ from storage.tables.networks import OAuthApp
 from tools.networks.networks import NETWORKS
 from tools.runtime import Runtime
 
+# Where an operator creates a network's app (and registers the redirect URI), shown by the console's apps page.
+DEVELOPER_CONSOLES = {
+    "x": "https://developer.x.com/en/portal/dashboard",
+    "instagram": "https://developers.facebook.com/apps/",
+    "facebook": "https://developers.facebook.com/apps/",
+    "threads": "https://developers.facebook.com/apps/",
+    "tiktok": "https://developers.tiktok.com/apps/",
+    "linkedin": "https://www.linkedin.com/developers/apps",
+    "youtube": "https://console.cloud.google.com/apis/credentials",
+    "google_business": "https://console.cloud.google.com/apis/credentials",
+    "pinterest": "https://developers.pinterest.com/apps/",
+    "tumblr": "https://www.tumblr.com/oauth/apps",
+}
 OPERATOR_SERVER = ""  # the `server` of an operator-configured app (fixed networks have one each)
 
 
@@ -106,3 +119,11 @@ async def list_apps(rt: Runtime) -> list[dict[str, Any]]:
                     "client_id": client_id, "has_client_secret": bool(from_env[1]) if from_env else
                     bool(row and row.client_secret), "redirect_uri": uri})
     return out
+
+
+async def stored_secret(rt: Runtime, platform: str) -> str | None:
+    """The stored app's secret, opened (to keep it when only the client ID changes); None without one."""
+    async with rt.db.session(write=False) as s:
+        app = (await s.exec(select(OAuthApp).where(OAuthApp.platform == platform,
+                                                   OAuthApp.server == OPERATOR_SERVER))).first()
+    return vault.open_text(rt.settings, app.client_secret) if app is not None and app.client_secret else None

@@ -81,8 +81,11 @@ async def app_for(rt: Runtime, network: OAuthNetwork, server: str) -> OAuthApp:
 
 
 async def start(rt: Runtime, brand_id: str, platform: str, *, server: str | None = None,
-                integration_id: str | None = None, display_name: str | None = None) -> dict[str, Any]:
-    """A new authorize URL for `platform` (and its state, stored hashed). Returns {authorize_url, expires_at}."""
+                integration_id: str | None = None, display_name: str | None = None,
+                return_to: str | None = None) -> dict[str, Any]:
+    """A new authorize URL for `platform` (and its state, stored hashed). Returns {authorize_url, expires_at}.
+    `return_to="console"`: the callback sends the browser back to the brand's accounts page (a connect started
+    in the console) instead of answering with a page of its own (one started with the CLI)."""
     network = NETWORKS.get(platform)
     if network is None:
         raise ConnectError(f"{platform} has no OAuth connect flow.")
@@ -96,7 +99,8 @@ async def start(rt: Runtime, brand_id: str, platform: str, *, server: str | None
     async with rt.db.session(write=True) as s:
         s.add(OAuthState(id=_state_id(state), platform=platform, brand_id=brand_id, app_id=app.id,
                          code_verifier=vault.seal_text(rt.settings, verifier),
-                         options={"server": base, "integration_id": integration_id, "display_name": display_name},
+                         options={"server": base, "integration_id": integration_id, "display_name": display_name,
+                                  "return_to": return_to},
                          expires_at=now + STATE_TTL, created_at=now, updated_at=now))
     extra = dict(network.authorize_params)
     if network.client_id_param != "client_id":
@@ -105,6 +109,18 @@ async def start(rt: Runtime, brand_id: str, platform: str, *, server: str | None
                         state, verifier if network.pkce else None, scope_separator=network.scope_separator,
                         **extra)
     return {"authorize_url": url, "expires_at": iso(now + STATE_TTL), "redirect_uri": app.redirect_uri}
+
+
+async def started_from(rt: Runtime, platform: str, state: str | None) -> tuple[str, str | None] | None:
+    """(brand ID, return_to) of the connect a callback's state names, read without spending it; None when the
+    state names none of `platform`'s (then `complete` refuses it)."""
+    if not state or len(state) > 200:
+        return None
+    async with rt.db.session(write=False) as s:
+        row = await s.get(OAuthState, _state_id(state))
+    if row is None or row.platform != platform:
+        return None
+    return row.brand_id, (row.options or {}).get("return_to")
 
 
 async def complete(rt: Runtime, platform: str, state: str | None, code: str | None,

@@ -15,7 +15,10 @@ from starlette.staticfiles import StaticFiles
 from server.console import web
 from server.console.pages import (
     accounts,
+    accounts_oauth,
+    apps,
     brand,
+    brand_settings,
     calendar,
     compose,
     consent,
@@ -25,6 +28,7 @@ from server.console.pages import (
     review,
     schedule,
     signin,
+    team,
     workspace,
 )
 from server.console.pages.shared import Console
@@ -32,7 +36,7 @@ from server.dispatch import Dispatcher
 from tools.runtime import Runtime
 
 MODULES = (signin, workspace, review, consent, keys, brand, accounts, calendar, compose, schedule, history,
-           notifications)
+           notifications, team, apps, brand_settings, accounts_oauth)
 
 
 def routes(rt: Runtime, dispatcher: Dispatcher) -> list[BaseRoute]:

@@ -16,8 +16,10 @@ from starlette.routing import BaseRoute, Route
 from providers.sandbox import FAULT_KINDS, FAULT_OPERATIONS
 from server.commands.networks import FLAGS as network_flags
 from server.commands.sandbox import set_sandbox_state
+from server.console import web
 from server.console.connectors import connect_forms, reconnect_fields
 from server.console.identity import SignedIn
+from server.console.pages import accounts_oauth
 from server.console.pages.shared import BRAND, Console, need_scope
 from server.console.web import ConsoleError, redirect, render
 from storage.tables.brands import Brand
@@ -30,18 +32,27 @@ from tools.operator import actions as operator
 Act = Callable[[Any, Brand, dict[str, Any]], Awaitable[Any]]
 
 
-async def accounts(c: Console, request: Request, me: SignedIn) -> Response:
-    b = await c.brand_of(me, request.path_params["brand_id"])
+async def accounts_view(c: Console, request: Request, me: SignedIn, b: Brand, error: str | None = None,
+                        typed: dict[str, Any] | None = None, status: int = 200) -> Response:
+    """The accounts page; after a refused connect, with the message and the form as typed (secrets excepted)."""
     data = await c.api(me, "list_targets", brand_id=b.id)
     async with c.rt.db.session(write=False) as session:
         rows = (await session.exec(select(Integration.id, Integration.provider, Integration.platform)
                                    .where(Integration.brand_id == b.id).limit(1000))).all()
     # sandbox accounts get status and faults; real ones a reconnect form with their network's fields
     real = {i: reconnect_fields(platform) for i, provider, platform in rows if provider != "sandbox"}
-    return render("accounts.html", **c.base(
+    oauth_platforms = {p for p, n in network_oauth.NETWORKS.items() if n.register is None}
+    return render("accounts.html", status, accounts_oauth.accounts_headers(), **c.base(
         me, request, brand=b, tab="accounts", targets=[t for t in data["targets"] if t.get("integration_id")],
         forms=connect_forms(b), can_manage="integrations:write" in me.caller.scopes, real=real,
+        oauth_cards=await accounts_oauth.oauth_cards(c.rt), oauth_platforms=oauth_platforms,
+        platform_of={i: platform for i, _, platform in rows},
+        error=error or web.open_message(c.rt, request.query_params.get("connect_error")), typed=typed or {},
         fault_operations=FAULT_OPERATIONS, fault_kinds=FAULT_KINDS))
+
+
+async def accounts(c: Console, request: Request, me: SignedIn) -> Response:
+    return await accounts_view(c, request, me, await c.brand_of(me, request.path_params["brand_id"]))
 
 
 async def account_action(c: Console, request: Request, me: SignedIn, act: Act, notice: str) -> Response:
@@ -79,8 +90,10 @@ async def connect_network(c: Console, request: Request, me: SignedIn) -> Respons
     options = {name: value.strip() for name, _, _ in network_flags[platform]
                if isinstance(value := form.get(name), str) and value.strip()}
     missing = [name for name, required, _ in network_flags[platform] if required and name not in options]
+    typed = {platform: {name: options[name] for name, _, secret in network_flags[platform]
+                        if not secret and name in options}}
     if missing:
-        raise ConsoleError(f"Fill in: {', '.join(missing)}.", 422)
+        return await accounts_view(c, request, me, b, f"Fill in: {', '.join(missing)}.", typed, 422)
     try:
         if platform == "mastodon" and "access_token" not in options:
             flow = await network_oauth.start(c.rt, b.id, "mastodon", server=options["instance"])
@@ -89,7 +102,7 @@ async def connect_network(c: Console, request: Request, me: SignedIn) -> Respons
                                                          instance=urlsplit(flow["authorize_url"]).netloc))
         await networks.connect(c.rt, b.id, platform, options)
     except networks.ConnectError as exc:
-        raise ConsoleError(str(exc), 422) from None
+        return await accounts_view(c, request, me, b, str(exc), typed, 422)
     return redirect(f"/brands/{b.id}/accounts", "connected")
 
 

@@ -44,6 +44,7 @@ NOTICES = {
     "moved": "Moved back to draft: edit it, then schedule it again.",
     "rescheduled": "Schedule moved.",
     "undone": "Move undone: the post is back at its earlier time.",
+    "welcome": "Welcome: sign in with your email and the password you chose.",
 }
 MAX_FORM = 64 * 1024  # bytes: console forms are small
 LIST_FIELDS = ("scopes", "brand_ids")  # form fields that are always lists, even with one value
@@ -77,7 +78,7 @@ class Console:
         async with self.rt.db.session(write=False) as session:
             brand = (await session.exec(select(Brand).where(Brand.id == brand_id,
                                                             Brand.workspace_id == me.caller.workspace_id))).first()
-        if brand is None:
+        if brand is None or not me.caller.sees_brand(brand.id):  # a member restricted to some brands
             raise ConsoleError("No such brand in your workspace.", 404)
         return brand
 
@@ -135,7 +136,8 @@ class Console:
                     request.state.review_count = await self.review_count(me)
                 return await view(self, request, me)
             except ConsoleError as exc:
-                return render("error.html", exc.status, **self.base(me, request, error=exc.message))
+                return render("error.html", exc.status, **self.base(me, request, error=exc.message,
+                                                                     back=back_to(request)))
         return handler
 
 
@@ -158,6 +160,17 @@ def safe_next(value: Any) -> str | None:
             and len(value) <= 8000:
         return value
     return None
+
+
+def back_to(request: Request) -> str:
+    """Where an error page links back to: the console page the user was on (the form's page for a POST)."""
+    if request.method == "GET":
+        here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    else:
+        referer = urlsplit(request.headers.get("referer") or "")
+        same = referer.netloc == request.url.netloc
+        here = referer.path + (f"?{referer.query}" if referer.query else "") if same else ""
+    return safe_next(here) or f"{web.PREFIX}/workspace"
 
 
 def z(at: datetime) -> str:
