@@ -80,6 +80,12 @@ class Settings(BaseModel):
     s3_region: str | None = None
     s3_access_key_id: str | None = None
     s3_secret_access_key: str | None = None
+    # --- email delivery (docs/events.md) ---
+    # smtp://[user[:password]@]host[:port] (STARTTLS when offered) or smtps://... (TLS from the start). Unset: no
+    # email is sent. Holds a password: never printed or logged (so it is parsed, and refused, by
+    # tools/events/mail.py, whose errors never repeat it; a validator here would echo it in pydantic's error).
+    smtp_url: str | None = None
+    mail_from: str | None = None  # the From address, e.g. "socialpub <noreply@example.com>"
 
     @field_validator("media_store")
     @classmethod
@@ -154,6 +160,9 @@ class Settings(BaseModel):
         if env.get("SOCIALPUB_IDEMPOTENCY_TTL"):
             values["idempotency_ttl"] = parse_duration(env["SOCIALPUB_IDEMPOTENCY_TTL"])
         for name in ("media_store", "s3_endpoint_url", "s3_region", "s3_access_key_id", "s3_secret_access_key"):
+            if env.get(f"SOCIALPUB_{name.upper()}"):
+                values[name] = env[f"SOCIALPUB_{name.upper()}"]
+        for name in ("smtp_url", "mail_from"):
             if env.get(f"SOCIALPUB_{name.upper()}"):
                 values[name] = env[f"SOCIALPUB_{name.upper()}"]
         values.update(overrides)

@@ -28,6 +28,7 @@ from server.commands.networks import FLAGS as network_flags
 from server.commands.sandbox import set_sandbox_state
 from server.console import identity, oauth, web
 from server.console.connectors import connect_forms, reconnect_fields
+from server.console.email_status import email_panel
 from server.console.identity import SignedIn
 from server.console.web import ConsoleError, api, check_csrf, redirect, render
 from server.dispatch import Dispatcher
@@ -470,7 +471,8 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
     async def notifications(request: Request, me: SignedIn) -> Response:
         b = await brand_of(me, request.path_params["brand_id"])
         data = await api(dispatcher, me, "list_notifications", brand_id=b.id, limit=50)
-        return render("notifications.html", **base(me, request, brand=b, tab="notifications", items=data["items"]))
+        return render("notifications.html", **base(me, request, brand=b, tab="notifications", items=data["items"],
+                                                   email=await email_panel(rt, me, b)))
 
     @page
     async def mark_read(request: Request, me: SignedIn) -> Response:

@@ -296,12 +296,14 @@ async def _notify_outcome(tx: Tx, now: datetime, target: PublishTarget, schedule
     account = (integration.display_name or integration.username) if integration else None
     where = f"{platform} ({account})" if account else platform
     name = (publication.post_name if publication else None) or "A post"
+    link = notify.console_link(brand.id, f"schedules/{schedule.id}")
     if state == "published":
         await notify.notify(tx.session, now, brand, "post_published", "post_published",
-                            f"Published on {platform}", f"“{name}” was published to {where}.")
+                            f"Published on {platform}", f"“{name}” was published to {where}.", link=link)
     else:
         await notify.notify(tx.session, now, brand, "post_failed", "post_failed", f"Post failed on {platform}",
-                            f"“{name}” could not be published to {where}. {adapter_reason(reason) or reason or ''}")
+                            f"“{name}” could not be published to {where}. {adapter_reason(reason) or reason or ''}",
+                            link=link)
 
 
 # --- the end of a pass ---------------------------------------------------------------------------------------
