@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "serve": ("serve the REST API (and MCP over HTTP) with the worker in-process", ("serve",)),
     "worker": ("run the publishing worker", ("serve",)),
     "users": ("console users", ("users",)),
+    "webhooks": ("outbound webhook endpoints (Standard Webhooks)", ("webhooks",)),
 }
 
 

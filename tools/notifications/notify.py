@@ -37,6 +37,7 @@ from storage.tables.notifications import (
     NotificationAccountSettings,
     NotificationBrandOverride,
 )
+from tools.events import record
 
 # Recipients are the users of the brand's workspace; a workspace with more users than this notifies the
 # first ones by creation (a bound on the rows one event writes).
@@ -216,6 +217,7 @@ async def integration_needs_refresh(session: AsyncSession, now: datetime, integr
     At most one per integration and user per day."""
     brand = brand or await session.get(Brand, integration.brand_id)
     assert brand is not None
+    record.integration(session, now, integration, "integration.needs_reauth")
     known = PLATFORMS_BY_KEY.get(integration.platform)
     platform = known.display_name if known else integration.platform
     account = integration.display_name or integration.username or platform
@@ -236,6 +238,7 @@ async def integration_expiring(session: AsyncSession, now: datetime, integration
     known = PLATFORMS_BY_KEY.get(integration.platform)
     platform = known.display_name if known else integration.platform
     account = integration.display_name or integration.username or platform
+    record.integration(session, now, integration, "integration.expiring", expires_at=expires_at)
     return await notify(
         session, now, brand, "integration_expiring", "integration_refresh",
         f"Reconnect {platform} soon: {account}",

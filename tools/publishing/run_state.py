@@ -38,6 +38,7 @@ from storage.tables.publishing import (
     PublishTarget,
     Schedule,
 )
+from tools.events import record
 from tools.notifications import notify
 from tools.publishing import attempts
 from tools.publishing.attempts import Attempt, Outcome, Skip, platform_settings, target_token
@@ -133,6 +134,7 @@ async def begin_run(tx: Tx, rt: Runtime, owner: str,
         schedule.blocking_reason = dict(APPROVAL_MISSING)
         schedule.approved_at = schedule.next_attempt_at = None
         drop(schedule, now)
+        record.schedule(tx.session, now, schedule, "schedule.held")
         return None
     execution = (await tx.get(PublishExecution, schedule.latest_execution_id)
                  if schedule.latest_execution_id else None)
@@ -323,6 +325,7 @@ async def finish_if_final(tx: Tx, now: datetime, schedule: Schedule,
     schedule.failure_reason = (None if status == "published" else
                                f"{len(targets) - published} of {len(targets)} targets did not publish.")
     drop(schedule, now)
+    record.schedule(tx.session, now, schedule, f"schedule.{status}")  # webhooks and MCP subscribers
     execution = await tx.get(PublishExecution, schedule.latest_execution_id)
     if execution is not None:
         execution.status, execution.finished_at, execution.updated_at = status, now, now
