@@ -27,6 +27,7 @@ from schemas.scopes import SCOPES
 from server.commands.networks import FLAGS as network_flags
 from server.commands.sandbox import set_sandbox_state
 from server.console import identity, oauth, web
+from server.console import webhooks as webhook_pages
 from server.console.connectors import connect_forms, reconnect_fields
 from server.console.email_status import email_panel
 from server.console.identity import SignedIn
@@ -567,6 +568,7 @@ def routes(rt: Runtime, dispatcher: Dispatcher) -> list[Any]:
         Route(f"{brand_path}/history", history, methods=["GET"]),
         Route(f"{brand_path}/notifications", notifications, methods=["GET"]),
         Route(f"{brand_path}/notifications/read", mark_read, methods=["POST"]),
+        *webhook_pages.routes(rt, page, base),  # server/console/webhooks.py
         Mount("/static", StaticFiles(directory=web.HERE / "static"), name="console-static"),
     ]
 
