@@ -146,6 +146,10 @@ async def test_500_then_200_is_the_same_webhook_id_and_resend_repeats_it(world, 
         await webhooks.resend(s, env.clock.now(), message.id)
     await drain(env)
     assert [r.id for r in receiver.received] == [message.id] * 3
+    # /metrics counts deliveries, retries and failures per channel
+    metrics = (await env.rest.get("/metrics")).text
+    for outcome in ("sent", "retry"):
+        assert f'socialpub_event_deliveries_total{{channel="webhook",outcome="{outcome}"}}' in metrics
 
 
 async def test_persistent_failure_disables_the_endpoint_and_notifies_admins(world, receiver) -> None:
