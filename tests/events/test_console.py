@@ -22,12 +22,17 @@ async def test_notifications_page_says_whether_email_is_on(sqlite_env) -> None:
         ws: Workspace = await operator.create_workspace(s, env.clock.now(), "Console", "agency")
         brand = await operator.create_brand(s, env.clock.now(), ws, "Console brand")
     await make_user(env, ws, "admin@c.example")
+    await env.key(ws, name="agent")  # its owner has no email address
     admin = await signed_in(env, "admin@c.example")
     page = await admin.get(f"/console/brands/{brand.id}/notifications")
     assert page.status_code == 200 and "Email is off" in page.text
     env.rt.settings.smtp_url, env.rt.settings.mail_from = "smtp://user:hunter22@127.0.0.1:2525", "n@socialpub.test"
     page = await admin.get(f"/console/brands/{brand.id}/notifications")
     assert "Email is on" in page.text and "post_failed on" in page.text and "hunter22" not in page.text
+    # admins see, per user, whether email reaches them (a user without an address: off)
+    table = page.text.split("Email per user")[1].split("</table>")[0]
+    assert "admin@c.example" in table and table.count('class="email-user-state">on') == 1
+    assert table.count('class="email-user-state">off') == 1
 
 
 async def test_webhook_pages(sqlite_env) -> None:
