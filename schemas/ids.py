@@ -38,6 +38,12 @@ def _encode(value: int, length: int) -> str:
     return "".join([_PAIRS[(value >> shift) & 1023] for shift in shifts])
 
 
+def id_floor(prefix: str, ms: int) -> str:
+    """A string below every ID of `prefix` made at millisecond `ms` or later, and above those made before it (a
+    range bound for "IDs since")."""
+    return f"{prefix}_{_encode(ms, 10)}"
+
+
 def new_id(prefix: str, ms: int | None = None) -> str:
     """A new ID; later calls sort after earlier ones even within one millisecond."""
     ms = int(time.time() * 1000) if ms is None else ms

@@ -230,6 +230,14 @@ class Settings(BaseSettings):
     @classmethod
     def _duration(cls, value: Any) -> Any:
         return parse_duration(value) if isinstance(value, str) else value
+    # --- email delivery (docs/events.md) ---
+    # Holds a password: never printed or logged (so it is parsed, and refused, by tools/events/mail.py, whose
+    # errors never repeat it; a validator here would echo it in pydantic's error).
+    smtp_url: str | None = setting(None, "`smtp://[user:password@]host[:port]` (STARTTLS) or `smtps://...`: the "
+                                   "worker emails notifications per each user's preferences "
+                                   "([docs/events.md](docs/events.md)).", shown="(none: no email)")
+    mail_from: str | None = setting(None, "The From address of those emails, e.g. `socialpub <noreply@example.com>`.",
+                                    shown="(none)")
 
     @field_validator("media_store")
     @classmethod

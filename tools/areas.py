@@ -25,6 +25,8 @@ from tools.content import routes as content
 from tools.content.usage import UsageProbe
 from tools.context import agent, plans, platforms
 from tools.endpoint import Endpoint
+from tools.events import digest as event_digest
+from tools.events import mail_delivery, webhook_delivery
 from tools.media import incoming as media_incoming
 from tools.media import items as media_items
 from tools.media import processing as media_processing
@@ -79,6 +81,9 @@ AREAS: tuple[Area, ...] = (
     Area("admin", endpoints=tuple(admin.ENDPOINTS), jobs={**admin_scan.JOBS, **admin_pipeline.JOBS}),
     # Operator-side connects have no endpoint (never an agent tool); the area runs the token-refresh tick.
     Area("networks", ticks=tuple(network_tokens.TICKS)),
+    # Events that reach people and programs: the email outbox over SMTP, the review digest, webhooks
+    # (docs/events.md).
+    Area("events", ticks=(*mail_delivery.TICKS, *event_digest.TICKS, *webhook_delivery.TICKS)),
     # Bounded clean-up of what grows with use (idempotency records, finished jobs, rate-limit counters).
     Area("retention", ticks=tuple(retention.TICKS)),
 )

@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "keys": ("manage API keys", ("core",)),
     # networks extends core's `integrations connect` parser, so core comes first wherever networks is named.
     "integrations": ("manage connected accounts", ("core", "networks", "notifications", "checks")),
+    "mail": ("email delivery (SMTP)", ("mail",)),
     "mcp": ("serve MCP over stdio (default), SSE or streamable HTTP", ("mcp",)),
     "media-folders": ("manage a brand's media folders", ("media",)),
     "apps": ("OAuth apps this service uses on networks (X, ...)", ("core", "networks")),
@@ -35,6 +36,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "serve": ("serve the REST API (and MCP over HTTP) with the worker in-process", ("serve",)),
     "worker": ("run the publishing worker", ("serve",)),
     "users": ("console users", ("users",)),
+    "webhooks": ("outbound webhook endpoints (Standard Webhooks)", ("webhooks",)),
 }
 
 

@@ -26,7 +26,7 @@ from sqlalchemy.exc import OperationalError
 
 from schemas.errors import ApiError
 from server.dispatch import Dispatcher, Outcome, new_request_id
-from server.mcp_server import listing, prompts, resources
+from server.mcp_server import listing, prompts, resources, subscriptions
 from server.mcp_server.keys import KeyUser
 from server.mcp_server.selection import PAGE_SIZE, Selection, SelectionError, page, parse_toolsets
 from server.mcp_server.tools import ToolSpec, render, specs
@@ -111,6 +111,8 @@ class McpApp:
                 on_list_tools=self._list_tools, on_call_tool=self._call_tool,
                 on_list_resources=self._list_resources, on_list_resource_templates=self._list_templates,
                 on_read_resource=self._read_resource,
+                on_subscribe_resource=self._subscribe, on_unsubscribe_resource=self._unsubscribe,
+                lifespan=subscriptions.lifespan(rt),
                 on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt,
                 on_set_logging_level=self._set_logging_level,
             )
@@ -203,7 +205,11 @@ class McpApp:
         outcome = await self.dispatcher.invoke(spec.endpoint, args, token=ident.token, client=ident.client,
                                                transport="mcp", **_authority(ident))
         _tool_calls(params.name, outcome.ok).inc()
-        return render(spec.endpoint, outcome)
+        result = render(spec.endpoint, outcome)
+        link = subscriptions.resource_link(params.name, outcome.body)
+        if link is not None:
+            result["content"].append(link)
+        return result
 
     # -- resources -------------------------------------------------------------------------------------
     async def _list_resources(self, ctx: ServerRequestContext[Any, Any],
@@ -237,6 +243,31 @@ class McpApp:
                 raise resource_error(self.dispatcher.error(exc, new_request_id())) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=uri, mime_type=resources.MIME, text=json.dumps(data, ensure_ascii=False))])
+
+    async def _subscribe(self, ctx: ServerRequestContext[Any, Any],
+                         params: types.SubscribeRequestParams) -> types.EmptyResult:
+        """Accepted for a Schedule's or a brand's notifications resource that this caller can read."""
+        uri = str(params.uri)
+        found = resources.resolve(uri)
+        if found is None or found[0].uri not in (subscriptions.SCHEDULE_URI, subscriptions.NOTIFICATIONS_URI):
+            raise MCPError(INVALID_PARAMS, f"Only {subscriptions.SCHEDULE_URI} and {subscriptions.NOTIFICATIONS_URI} "
+                                           "can be subscribed to.")
+        await self._read_resource(ctx, types.ReadResourceRequestParams(uri=uri))  # same authority as a read
+        hub = (ctx.lifespan_context or {}).get(subscriptions.HUB)
+        if hub is None:
+            raise MCPError(INTERNAL_ERROR, "Subscriptions are not available on this connection.")
+        try:
+            hub.add(ctx.session, uri, found[2])
+        except ValueError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
+        return types.EmptyResult()
+
+    async def _unsubscribe(self, ctx: ServerRequestContext[Any, Any],
+                           params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        hub = (ctx.lifespan_context or {}).get(subscriptions.HUB)
+        if hub is not None:
+            hub.remove(ctx.session, str(params.uri))
+        return types.EmptyResult()
 
     # -- prompts ---------------------------------------------------------------------------------------
     async def _list_prompts(self, ctx: ServerRequestContext[Any, Any],

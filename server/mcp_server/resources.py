@@ -80,6 +80,12 @@ RESOURCES: tuple[ResourceDef, ...] = (
     ResourceDef("socialpub://brands/{brand_id}/context", "get_brand_context", "brand_context", "Brand context",
                 "A brand's voice and identity (description, timezone, colours, fonts, voice profile and strategy, "
                 "default call to action). brand_id comes from socialpub://context."),
+    ResourceDef("socialpub://brands/{brand_id}/schedules/{schedule_id}", "get_schedule", "schedule", "Schedule",
+                "One Schedule: its state, approval and targets. Subscribe (resources/subscribe) to be told when it "
+                "changes state (published, failed, held, approved, rejected)."),
+    ResourceDef("socialpub://brands/{brand_id}/notifications", "list_notifications", "brand_notifications",
+                "Brand notifications", "Your latest notifications for the brand (newest first). Subscribe to be told "
+                "when a new one arrives."),
 )
 
 

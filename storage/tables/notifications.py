@@ -37,12 +37,16 @@ class Notification(SQLModel, table=True):
 
 
 class EmailOutbox(SQLModel, table=True):
-    model_config = TABLE_CONFIG
-    """An email a notification asked for, recorded when the recipient's effective preference was on.
-    Delivery is out of scope: a sender would claim `pending` rows."""
+    """An email a notification asked for, recorded (in the notification's transaction) when the recipient's
+    effective preference was on. The mail delivery tick (tools/events/mail_delivery.py) claims `pending` rows
+    under a lease (storage/leases.py), sends each once over SMTP and records the outcome on the row."""
 
+    model_config = TABLE_CONFIG
     __tablename__ = "email_outbox"
-    __table_args__ = (Index("ix_email_outbox_status_created", "status", "created_at"),)
+    __table_args__ = (
+        Index("ix_email_outbox_status_created", "status", "created_at"),
+        Index("ix_email_outbox_due", "status", "next_attempt_at"),
+    )
 
     id: str = Field(primary_key=True, max_length=40)
     workspace_id: str = Field(foreign_key="workspaces.id", index=True, max_length=40)
@@ -53,8 +57,19 @@ class EmailOutbox(SQLModel, table=True):
     to_email: str | None = Field(default=None, max_length=320)  # the user's address when recorded, if any
     subject: str = Field(max_length=200)
     body: str = Field(max_length=4000)
-    status: str = Field(default="pending", max_length=20)  # pending (delivery is out of scope)
+    # pending -> sending (claimed) -> sent | failed (permanent SMTP refusal, or retries exhausted) | skipped
+    # (no address). A claim whose worker died is `sending` with an expired lease: claimable again.
+    status: str = Field(default="pending", max_length=20)
     created_at: datetime = utc_field()
+    # A console path (under /console) the email links to; the public URL is prefixed at send time.
+    link: str | None = Field(default=None, max_length=500)
+    attempts: int = 0
+    next_attempt_at: datetime | None = utc_field(nullable=True)
+    lease_owner: str | None = Field(default=None, max_length=80)
+    lease_expires_at: datetime | None = utc_field(nullable=True)
+    updated_at: datetime | None = utc_field(nullable=True)
+    sent_at: datetime | None = utc_field(nullable=True)
+    last_error: str | None = Field(default=None, max_length=500)
 
 
 class NotificationAccountSettings(Stamped, table=True):

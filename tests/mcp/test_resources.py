@@ -21,7 +21,9 @@ async def test_resources_and_templates_are_listed(world) -> None:
         templates = (await client.list_resource_templates()).resource_templates
     assert {r.uri for r in listed} == {"socialpub://platforms/capabilities", "socialpub://context"}
     assert [t.uri_template for t in templates] == ["socialpub://platforms/{platform}/settings-schema",
-                                                   "socialpub://brands/{brand_id}/context"]
+                                                   "socialpub://brands/{brand_id}/context",
+                                                   "socialpub://brands/{brand_id}/schedules/{schedule_id}",
+                                                   "socialpub://brands/{brand_id}/notifications"]
     assert all(r.name and r.description and r.mime_type == "application/json" for r in [*listed, *templates])
 
 

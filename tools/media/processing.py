@@ -22,6 +22,7 @@ from storage.queue import RetryLater
 from storage.tables.brands import Brand
 from storage.tables.jobs import Job
 from storage.tables.media import Media
+from tools.events import record
 from tools.media.derivatives import SOURCE as DERIVATIVE_SOURCE
 from tools.media.derivatives import render_derivative
 from tools.media.items import blob_key, blobs, check_media_bytes, import_policy, new_asset_id, thumbnail_key
@@ -146,6 +147,7 @@ async def _complete(rt: Runtime, media: Media, result: ProbeResult) -> None:
         row.thumbnail_large_id, row.thumbnail_small_id = thumbs.get("large"), thumbs.get("small")
         row.status, row.failure_code, row.failure_reason = "completed", None, None
         row.processed_at = row.updated_at = now
+        record.media(session, now, row, "media.ready")
 
 
 async def _fail(rt: Runtime, media: Media, code: str, reason: str) -> None:
@@ -157,6 +159,7 @@ async def _fail(rt: Runtime, media: Media, code: str, reason: str) -> None:
         key = row.storage_key
         row.status, row.failure_code, row.failure_reason = "failed", code[:60], reason[:500]
         row.storage_key, row.processed_at, row.updated_at = None, now, now
+        record.media(session, now, row, "media.failed")
     if key:
         await blobs(rt.settings).delete(key)
 

@@ -6,7 +6,8 @@
 
 In the caller's transaction it writes one in-app notification per recipient user, and one `email_outbox`
 row for each recipient whose effective email preference for `category` is on (brand override if active,
-else account defaults, else the built-in default). Delivery of the outbox is out of scope.
+else account defaults, else the built-in default). tools/events/mail_delivery.py sends the outbox over SMTP;
+`planner_review_reminders` is mailed only as its daily digest (tools/events/digest.py), never per event.
 Never put secrets, tokens or raw provider errors in a title or message: every recipient can read them.
 """
 
@@ -36,6 +37,7 @@ from storage.tables.notifications import (
     NotificationAccountSettings,
     NotificationBrandOverride,
 )
+from tools.events import record
 
 # Recipients are the users of the brand's workspace; a workspace with more users than this notifies the
 # first ones by creation (a bound on the rows one event writes).
@@ -53,6 +55,13 @@ _INSERT_EMAILS = Write(insert(EmailOutbox.__table__))  # pyright: ignore[reportA
 _TYPE_RE = re.compile(r"[a-z][a-z0-9_]{0,59}")
 
 Audience = Literal["all", "admins"] | Sequence[str]
+# Categories whose emails come only as a digest (`digest=True`): the in-app notification is still per event.
+DIGEST_ONLY = frozenset({"planner_review_reminders"})
+CONSOLE = "/console"  # the console's mount (server/console/web.py PREFIX): emails link to its pages
+
+
+def console_link(brand_id: str, page: str = "notifications") -> str:
+    return f"{CONSOLE}/brands/{brand_id}/{page}"
 
 
 @dataclass(frozen=True)
@@ -112,13 +121,14 @@ async def _recipients(session: AsyncSession, workspace_id: str, audience: Audien
 async def notify(
     session: AsyncSession, now: datetime, brand: Brand | str, type: str, category: str, title: str, message: str,
     *, audience: Audience = "all", dedupe_key: str | None = None,
-    dedupe_window: timedelta = DEFAULT_DEDUPE_WINDOW,
+    dedupe_window: timedelta = DEFAULT_DEDUPE_WINDOW, link: str | None = None, digest: bool = False,
 ) -> NotifyResult:
     """Notify the users of `brand`'s workspace (or `audience`: "admins", or a list of user IDs).
 
     `type` says what happened (snake_case, e.g. "post_published"); `category` is one of the eight email
     categories and decides which preference applies. With `dedupe_key`, a user who already got a
     notification with that key within `dedupe_window` is skipped (e.g. one "needs refresh" per account/day).
+    `link` is the console path the email points to (default: the brand's notifications page).
     """
     if category not in CATEGORIES:
         raise ValueError(f"category must be one of {', '.join(CATEGORIES)}")
@@ -149,6 +159,8 @@ async def notify(
     if not users:
         return NotifyResult(0, 0)
     title, message = _clip(title, TITLE_MAX), _clip(message, MESSAGE_MAX)
+    link = link or console_link(brand.id)
+    mails_on = category not in DIGEST_ONLY or digest
     deferred = session.info.get(DEFERRED)
     if deferred is not None and dedupe_key is None:  # nothing in this transaction reads them back
         # Plain rows for `flush_deferred`'s Core inserts: a SQLModel object and the unit of work's insert of it
@@ -160,11 +172,13 @@ async def notify(
             rows.append({"id": note_id, "workspace_id": brand.workspace_id, "brand_id": brand.id, "user_id": user.id,
                          "type": type, "category": category, "title": title, "message": message, "is_read": False,
                          "read_at": None, "dedupe_key": None, "created_at": now})
-            if prefs[user.id][category]:
+            if mails_on and prefs[user.id][category]:
                 mails.append({"id": new_id("eml"), "workspace_id": brand.workspace_id, "brand_id": brand.id,
                               "user_id": user.id, "notification_id": note_id, "category": category,
                               "to_email": user.email, "subject": subject, "body": message, "status": "pending",
-                              "created_at": now})
+                              "created_at": now, "link": link, "attempts": 0, "next_attempt_at": now,
+                              "lease_owner": None, "lease_expires_at": None, "updated_at": now, "sent_at": None,
+                              "last_error": None})
         deferred.append((rows, mails))
         return NotifyResult(len(rows), len(mails))
     notes, emails = [], []
@@ -173,11 +187,12 @@ async def notify(
                             type=type, category=category, title=title, message=message, dedupe_key=dedupe_key,
                             created_at=now)
         notes.append(note)
-        if prefs[user.id][category]:
+        if mails_on and prefs[user.id][category]:
             emails.append(EmailOutbox(
                 id=new_id("eml"), workspace_id=brand.workspace_id, brand_id=brand.id, user_id=user.id,
                 notification_id=note.id, category=category, to_email=user.email,
-                subject=_clip(f"[{brand.name}] {title}", TITLE_MAX), body=message, created_at=now))
+                subject=_clip(f"[{brand.name}] {title}", TITLE_MAX), body=message, created_at=now, link=link,
+                next_attempt_at=now, updated_at=now))
     session.add_all(notes)
     await session.flush()  # notifications first: outbox rows reference them
     session.add_all(emails)
@@ -202,6 +217,7 @@ async def integration_needs_refresh(session: AsyncSession, now: datetime, integr
     At most one per integration and user per day."""
     brand = brand or await session.get(Brand, integration.brand_id)
     assert brand is not None
+    record.integration(session, now, integration, "integration.needs_reauth")
     known = PLATFORMS_BY_KEY.get(integration.platform)
     platform = known.display_name if known else integration.platform
     account = integration.display_name or integration.username or platform
@@ -222,6 +238,7 @@ async def integration_expiring(session: AsyncSession, now: datetime, integration
     known = PLATFORMS_BY_KEY.get(integration.platform)
     platform = known.display_name if known else integration.platform
     account = integration.display_name or integration.username or platform
+    record.integration(session, now, integration, "integration.expiring", expires_at=expires_at)
     return await notify(
         session, now, brand, "integration_expiring", "integration_refresh",
         f"Reconnect {platform} soon: {account}",

@@ -38,6 +38,7 @@ from storage.tables.publishing import (
     PublishTarget,
     Schedule,
 )
+from tools.events import record
 from tools.notifications import notify
 from tools.publishing import attempts
 from tools.publishing.attempts import Attempt, Outcome, Skip, platform_settings, target_token
@@ -133,6 +134,7 @@ async def begin_run(tx: Tx, rt: Runtime, owner: str,
         schedule.blocking_reason = dict(APPROVAL_MISSING)
         schedule.approved_at = schedule.next_attempt_at = None
         drop(schedule, now)
+        record.schedule(tx.session, now, schedule, "schedule.held")
         return None
     execution = (await tx.get(PublishExecution, schedule.latest_execution_id)
                  if schedule.latest_execution_id else None)
@@ -296,12 +298,14 @@ async def _notify_outcome(tx: Tx, now: datetime, target: PublishTarget, schedule
     account = (integration.display_name or integration.username) if integration else None
     where = f"{platform} ({account})" if account else platform
     name = (publication.post_name if publication else None) or "A post"
+    link = notify.console_link(brand.id, f"schedules/{schedule.id}")
     if state == "published":
         await notify.notify(tx.session, now, brand, "post_published", "post_published",
-                            f"Published on {platform}", f"“{name}” was published to {where}.")
+                            f"Published on {platform}", f"“{name}” was published to {where}.", link=link)
     else:
         await notify.notify(tx.session, now, brand, "post_failed", "post_failed", f"Post failed on {platform}",
-                            f"“{name}” could not be published to {where}. {adapter_reason(reason) or reason or ''}")
+                            f"“{name}” could not be published to {where}. {adapter_reason(reason) or reason or ''}",
+                            link=link)
 
 
 # --- the end of a pass ---------------------------------------------------------------------------------------
@@ -321,6 +325,7 @@ async def finish_if_final(tx: Tx, now: datetime, schedule: Schedule,
     schedule.failure_reason = (None if status == "published" else
                                f"{len(targets) - published} of {len(targets)} targets did not publish.")
     drop(schedule, now)
+    record.schedule(tx.session, now, schedule, f"schedule.{status}")  # webhooks and MCP subscribers
     execution = await tx.get(PublishExecution, schedule.latest_execution_id)
     if execution is not None:
         execution.status, execution.finished_at, execution.updated_at = status, now, now

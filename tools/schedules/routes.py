@@ -36,6 +36,7 @@ from storage.tables.publishing import (
 )
 from tools import catalogue
 from tools.endpoint import Call, Endpoint
+from tools.events import record
 from tools.links import link
 from tools.schedules.authority import record_approver, require_change_authority
 from tools.schedules.preflight import require_schedulable
@@ -293,12 +294,15 @@ async def cancel_schedule(call: Call, req: out.ConfirmRequest) -> dict[str, Any]
     row = await _load(call, req.schedule_id, for_update=True)
     await _refuse_if_run(call, row, "cancelled")
     _refuse_if_cancelled(row, "cancelled again")
+    held = row.approval_status == "pending_review" and row.status == "action_required"
     row.status = "cancelled"
     row.cancelled_at = call.now
     row.blocking_reason = None
     row.lease_owner, row.lease_expires_at, row.next_attempt_at = None, None, None
     row.updated_at = call.now
     call.session.add(row)
+    if held:  # a held Schedule cancelled is the review's "no" (the console's Reject)
+        record.schedule(call.session, call.now, row, "schedule.rejected")
     await call.session.flush()
     return {"schedule": await one_payload(call.session, row), "outcome": "cancelled"}
 
@@ -330,6 +334,7 @@ async def approve_schedule(call: Call, req: out.ConfirmRequest) -> dict[str, Any
     row.approved_at = call.now
     row.updated_at = call.now
     call.session.add(row)
+    record.schedule(call.session, call.now, row, "schedule.approved")
     await call.session.flush()
     call.wake_worker_after_commit()
     return {"id": row.id, "schedule": await one_payload(call.session, row), "outcome": "approved"}

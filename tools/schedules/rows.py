@@ -17,6 +17,7 @@ from schemas.ids import new_id
 from schemas.states import APPROVAL_STATUSES
 from storage.tables.brands import Brand
 from storage.tables.publishing import SOURCES, Schedule
+from tools.events import record
 
 BLOCKING_REASONS: dict[str, dict[str, str]] = {
     "pending_review": {
@@ -70,4 +71,6 @@ def new_schedule(session: AsyncSession, *, brand: Brand, content_item_id: str, i
         approved_at=now if approval_status == "approved" else None,
         queue_id=queue_id, autopilot_item_id=autopilot_item_id, created_at=now, updated_at=now)
     session.add(schedule)
+    if approval_status == "pending_review":
+        record.schedule(session, now, schedule, "schedule.held")
     return schedule

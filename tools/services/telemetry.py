@@ -1,4 +1,5 @@
-"""Publishing metrics, fed by the worker (tools/publishing.py) and exported by server/metrics.py."""
+"""Publishing and event-delivery metrics, fed by the worker (tools/publishing, tools/events) and exported by
+server/metrics.py."""
 
 from __future__ import annotations
 
@@ -18,3 +19,11 @@ def count_outcome(platform: str, outcome: str, error_kind: str | None) -> None:
 
 def observe_provider_call(platform: str, error_kind: str | None, seconds: float) -> None:
     PROVIDER_SECONDS.labels(platform, error_kind or "none").observe(seconds)
+
+
+EVENT_DELIVERIES = Counter("socialpub_event_deliveries", "Event deliveries by channel (email | webhook | mcp) and "
+                           "outcome (sent | retry | failed).", ["channel", "outcome"])
+
+
+def count_delivery(channel: str, outcome: str) -> None:
+    EVENT_DELIVERIES.labels(channel, outcome).inc()

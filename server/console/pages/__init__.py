@@ -29,6 +29,7 @@ from server.console.pages import (
     schedule,
     signin,
     team,
+    webhooks,
     workspace,
 )
 from server.console.pages.shared import Console
@@ -36,7 +37,7 @@ from server.dispatch import Dispatcher
 from tools.runtime import Runtime
 
 MODULES = (signin, workspace, review, consent, keys, brand, accounts, calendar, compose, schedule, history,
-           notifications, team, apps, brand_settings, accounts_oauth)
+           notifications, team, apps, brand_settings, accounts_oauth, webhooks)
 
 
 def routes(rt: Runtime, dispatcher: Dispatcher) -> list[BaseRoute]:

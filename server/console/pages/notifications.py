@@ -6,6 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from server.console.email_status import email_panel
 from server.console.identity import SignedIn
 from server.console.pages.shared import BRAND, Console
 from server.console.web import redirect, render
@@ -15,7 +16,8 @@ from tools.notifications import notify
 async def notifications(c: Console, request: Request, me: SignedIn) -> Response:
     b = await c.brand_of(me, request.path_params["brand_id"])
     data = await c.api(me, "list_notifications", brand_id=b.id, limit=50)
-    return render("notifications.html", **c.base(me, request, brand=b, tab="notifications", items=data["items"]))
+    return render("notifications.html", **c.base(me, request, brand=b, tab="notifications", items=data["items"],
+                                                 email=await email_panel(c.rt, me, b)))
 
 
 async def mark_read(c: Console, request: Request, me: SignedIn) -> Response:
