@@ -25,7 +25,7 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 # This code's head revision, known without Alembic: a server checks a current database against it at start-up
 # without loading the migration scripts (docs/operations.md, "Start-up"). tests/test_migrations.py fails when a
 # new migration is not named here.
-HEADS = frozenset({"0015_oauth_spent_tokens"})
+HEADS = frozenset({"0016_post_metrics"})
 VERSION_TABLE = "alembic_version"
 
 

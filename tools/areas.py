@@ -18,6 +18,8 @@ from tools import bio, brands, community, history, ideas, labels, retention, sni
 from tools.admin import pipeline as admin_pipeline
 from tools.admin import routes as admin
 from tools.admin import scan as admin_scan
+from tools.analytics import collect as analytics_collect
+from tools.analytics import routes as analytics
 from tools.autopilot import routes as autopilot
 from tools.content import drafts
 from tools.content import routes as content
@@ -66,6 +68,7 @@ AREAS: tuple[Area, ...] = (
     Area("schedules", endpoints=(*preflight.ENDPOINTS, *receipts.ENDPOINTS, *schedules.ENDPOINTS),
          jobs=receipts.JOBS, usage_probes=(schedules.schedule_usage,)),
     Area("history", endpoints=tuple(history.ENDPOINTS)),
+    Area("analytics", endpoints=tuple(analytics.ENDPOINTS), ticks=tuple(analytics_collect.TICKS)),
     Area("publishing", endpoints=(*runs.ENDPOINTS, *queues.ENDPOINTS), ticks=(*publishing.TICKS, *queues.TICKS),
          usage_probes=(queues.queued_usage,)),
     Area("labels", endpoints=tuple(labels.ENDPOINTS), demo_seeders=(labels.seed_demo_labels,)),

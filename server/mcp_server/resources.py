@@ -80,6 +80,10 @@ RESOURCES: tuple[ResourceDef, ...] = (
     ResourceDef("socialpub://brands/{brand_id}/context", "get_brand_context", "brand_context", "Brand context",
                 "A brand's voice and identity (description, timezone, colours, fonts, voice profile and strategy, "
                 "default call to action). brand_id comes from socialpub://context."),
+    ResourceDef("socialpub://brands/{brand_id}/performance", "get_brand_performance", "brand_performance",
+                "Brand performance",
+                "What worked for a brand over the last 30 days, in a few sentences with per-platform totals and "
+                "top posts: read it before planning posts. Needs analytics:read."),
 )
 
 

@@ -21,7 +21,8 @@ async def test_resources_and_templates_are_listed(world) -> None:
         templates = (await client.list_resource_templates()).resource_templates
     assert {r.uri for r in listed} == {"socialpub://platforms/capabilities", "socialpub://context"}
     assert [t.uri_template for t in templates] == ["socialpub://platforms/{platform}/settings-schema",
-                                                   "socialpub://brands/{brand_id}/context"]
+                                                   "socialpub://brands/{brand_id}/context",
+                                                   "socialpub://brands/{brand_id}/performance"]
     assert all(r.name and r.description and r.mime_type == "application/json" for r in [*listed, *templates])
 
 
@@ -29,6 +30,7 @@ async def test_resources_and_templates_are_listed(world) -> None:
     ("socialpub://platforms/capabilities", "/v1/platforms/capabilities"),
     ("socialpub://context", "/v1/context"),
     ("socialpub://brands/{a}/context", "/v1/brands/{a}/context"),
+    ("socialpub://brands/{a}/performance", "/v1/brands/{a}/analytics/performance"),
 ])
 async def test_each_resource_reads_its_endpoint_data(world, uri, rest_path) -> None:
     env = world.env
