@@ -25,7 +25,7 @@ BrandId = Annotated[str, PathParam("Brand ID, from get_context.")]
 PublicationId = Annotated[str, PathParam("Publication ID (pub_...), from list_history or list_publications.")]
 Metric = Literal[COMMON]  # type: ignore[valid-type]  # the common set, one source (providers/metrics.py)
 CollectionStatus = Literal["collecting", "done", "gone", "permission_missing", "unsupported", "not_published"]
-GroupBy = Literal["platform", "label", "weekday_hour", "content_item"]
+GroupBy = Literal["platform", "label", "weekday_hour", "day", "content_item"]
 
 _SINCE = QueryParam(None, f"Period start, inclusive: posts published at or after it (ISO 8601 with offset or Z). "
                           f"Default: {PERIOD_DEFAULT_DAYS} days before `until`.", max_length=64)
@@ -54,8 +54,8 @@ class SummaryRequest(RequestModel):
     brand_id: BrandId
     since: OptionalTimestamp = _SINCE
     until: OptionalTimestamp = _UNTIL
-    group_by: GroupBy = QueryParam("platform", "platform (default), label, weekday_hour (in the brand's time zone) "
-                                               "or content_item.")
+    group_by: GroupBy = QueryParam("platform", "platform (default), label, weekday_hour or day (both in the brand's "
+                                               "time zone), or content_item.")
     limit: int = QueryParam(GROUPS_DEFAULT, f"Groups per page, 1 to {GROUPS_MAX}.", ge=1, le=GROUPS_MAX)
     cursor: str | None = QueryParam(None, "next_cursor of the previous page (same filters).", max_length=200)
 
@@ -117,7 +117,8 @@ class Period(_Out):
 
 
 class Group(_Out):
-    key: str = Field(description="The platform key, label ID, content item ID, or weekday-hour as `mon-09`.")
+    key: str = Field(description="The platform key, label ID, content item ID, weekday-hour as `mon-09`, or day as "
+                                 "`2026-11-28`.")
     name: str | None = Field(description="The label's or content item's name; null for platforms and hours.")
     posts: int = Field(description="Published posts in the group that have at least one reading.")
     metrics: Metrics  # type: ignore[valid-type]

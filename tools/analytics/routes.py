@@ -190,7 +190,8 @@ ENDPOINTS = [
         name="get_analytics_summary", method="GET", path="/v1/brands/{brand_id}/analytics/summary",
         toolset="analytics", handler=get_analytics_summary, request=out.SummaryRequest, response=out.Summary,
         scopes=SCOPES, title="Get analytics summary",
-        summary="Sum a brand's post metrics over a period, grouped by platform, label, weekday_hour or content_item.",
+        summary="Sum a brand's post metrics over a period, grouped by platform, label, weekday_hour, day or "
+                "content_item.",
         guidance=_GUIDE + " Groups are sorted by key and paged with next_cursor."),
     Endpoint(
         name="list_top_posts", method="GET", path="/v1/brands/{brand_id}/analytics/top-posts",

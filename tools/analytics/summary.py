@@ -100,6 +100,8 @@ async def grouped(session: Any, brand_id: str, found: Sequence[Any], group_by: s
             keys = [row.post_id]
         elif group_by == "weekday_hour":
             keys = [weekday_hour(row.published_at, zone)]
+        elif group_by == "day":
+            keys = [row.published_at.astimezone(zone).date().isoformat()]
         else:
             keys = labels.get(row.post_id, [])
         for key in keys:

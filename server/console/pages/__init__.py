@@ -15,6 +15,7 @@ from starlette.staticfiles import StaticFiles
 from server.console import web
 from server.console.pages import (
     accounts,
+    analytics,
     brand,
     calendar,
     consent,
@@ -29,7 +30,7 @@ from server.console.pages.shared import Console
 from server.dispatch import Dispatcher
 from tools.runtime import Runtime
 
-MODULES = (signin, workspace, consent, keys, brand, accounts, calendar, schedule, history, notifications)
+MODULES = (signin, workspace, consent, keys, brand, accounts, calendar, schedule, history, analytics, notifications)
 
 
 def routes(rt: Runtime, dispatcher: Dispatcher) -> list[BaseRoute]:
