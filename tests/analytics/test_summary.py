@@ -137,3 +137,23 @@ async def test_performance_resource_for_agents(world) -> None:
     assert perf["posts"] == 2 and "on x" in perf["text"] and "Cold brew <b>" in perf["text"]
     assert len(perf["text"]) < 1200  # a few hundred tokens
     assert summary.structured_content["data"]["totals"]["likes"] == 44
+
+
+async def test_autopilot_writes_more_of_what_worked(world) -> None:
+    from storage.tables.brands import Brand
+    from tools.autopilot.topics import BUILTIN, context_for
+
+    env = world.env
+    a = world.brand_a
+    now = env.clock.now()
+    async with env.db.session(write=False) as s:
+        brand = await s.get(Brand, a.id)
+        before = await context_for(s, brand, week_number=1, theme="Spring", now=now)
+    assert before.performing == ()  # no readings: planning as before
+    await seed(env, a, [{"platform": "x", "at": now - timedelta(days=3), "likes": 90, "name": "Cold brew season"},
+                        {"platform": "x", "at": now - timedelta(days=2), "likes": 5, "name": "Opening hours"}])
+    async with env.db.session(write=False) as s:
+        brand = await s.get(Brand, a.id)
+        ctx = await context_for(s, brand, week_number=1, theme="Spring", now=now)
+    assert ctx.performing == ("Cold brew season", "Opening hours")
+    assert "Cold brew season" in await BUILTIN.topic(ctx)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -119,3 +119,19 @@ def ranked(found: Sequence[Any], metric: str, limit: int) -> list[Any]:
     having = [r for r in found if getattr(r, metric) is not None]
     having.sort(key=lambda r: (getattr(r, metric), r.published_at, r.publication_id), reverse=True)
     return having[:limit]
+
+
+PERFORMING_DAYS = 30
+
+
+async def best_post_names(session: Any, brand_id: str, now: datetime, limit: int = 3) -> tuple[str, ...]:
+    """The analytics area's service to planning (Autopilot): names of the brand's best posts of the last 30 days
+    by likes (or the first metric its networks report), best first; empty without readings."""
+    found = await rows(session, brand_id, now - timedelta(days=PERFORMING_DAYS), now)
+    if not found:
+        return ()
+    lead = next((m for m in ("likes", "video_views", "impressions", "reposts")
+                 if any(getattr(r, m) is not None for r in found)), "likes")
+    best = ranked(found, lead, limit)
+    names = await names_of(session, ContentItem, brand_id, [r.post_id for r in best])
+    return tuple(names[r.post_id] for r in best if names.get(r.post_id))
