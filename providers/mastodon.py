@@ -34,6 +34,7 @@ from providers.base import (
     recorded,
 )
 from providers.http import DEFAULT_TIMEOUT, call, download, file_name, json_body, new_client
+from providers.metrics import SUPPORT, PostMetrics, from_raw
 from providers.oauth import refresh_due, refresh_token
 from schemas.time import iso
 
@@ -119,11 +120,15 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
     "publish:MA_POST": ("write:statuses", "write:media"),
     "delete_post": ("write:statuses",),
     "check": ("read:accounts",),
+    # GET /api/v1/statuses/:id is public for a public status; read:statuses only for a private one
+    # (https://docs.joinmastodon.org/methods/statuses/#get), which socialpub never posts.
+    "post_metrics": (),
 }
 
 
 class MastodonProvider:
     name = "mastodon"
+    metrics_fields = SUPPORT["mastodon"].fields
     refresh_ahead = REFRESH_AHEAD  # instances that expire tokens: refreshed this far ahead
     needed_scopes = NEEDED_SCOPES
 
@@ -222,6 +227,23 @@ class MastodonProvider:
         # Mastodon cannot be asked for a status by its Idempotency-Key; publishing again with the same key
         # returns the status it made (within the hour it keeps keys), which is the lookup.
         return None
+
+    async def post_metrics(self, account: Account, publish_id: str, *, published_at: datetime,
+                           now: datetime) -> PostMetrics:
+        """`GET /api/v1/statuses/:id` (https://docs.joinmastodon.org/methods/statuses/#get): the Status entity's
+        favourites_count, reblogs_count and replies_count. 404: the status is gone."""
+        try:
+            async with _client(instance_of(account), _token(account)) as client:
+                status = json_body(await call(client, "GET", f"/api/v1/statuses/{publish_id}", network=NETWORK),
+                                   NETWORK)
+        except ProviderError as exc:
+            if "answered 404" in exc.message:
+                return PostMetrics(gone=True)
+            raise
+        if not isinstance(status, dict):
+            raise ProviderError("malformed", "Mastodon status answered an unexpected shape")
+        return from_raw({k: status.get(k) for k in ("favourites_count", "reblogs_count", "replies_count")},
+                        {"favourites_count": "likes", "reblogs_count": "reposts", "replies_count": "replies"})
 
     async def delete_post(self, account: Account, publish_id: str) -> None:
         async with _client(instance_of(account), _token(account)) as client:

@@ -32,10 +32,15 @@ import httpx
 
 from providers.base import Account, CheckResult, Connection, Options, PostRequest, PostResult, ProviderError, recorded
 from providers.http import DEFAULT_TIMEOUT, call, download, json_body, new_client
+from providers.metrics import SUPPORT, PostMetrics, from_raw
 from providers.oauth import refresh_due, refreshed
 
 NETWORK = "Pinterest"
 API_URL = os.environ.get("SOCIALPUB_PINTEREST_API_URL", "https://api.pinterest.com").rstrip("/")
+# Pin analytics: the standard Pin metric types (the `metric_types` enum of the description) and how far back
+# Pinterest answers ("Cannot be more than 90 days back from today").
+PIN_METRIC_TYPES = ("IMPRESSION", "OUTBOUND_CLICK", "PIN_CLICK", "SAVE", "TOTAL_COMMENTS", "TOTAL_REACTIONS")
+PIN_ANALYTICS_DAYS = 89
 AUTHORIZE_URL = os.environ.get("SOCIALPUB_PINTEREST_AUTHORIZE_URL", "https://www.pinterest.com/oauth/")
 # The OpenAPI description's security of POST /pins and DELETE /pins/{id} lists boards:write as well
 # (tests/providers/test_description_scopes.py).
@@ -104,6 +109,7 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
     "publish:PIN_IMAGE": _PIN_SCOPES,
     "publish:PIN_VIDEO": _PIN_SCOPES,
     "find_post": ("boards:read", "pins:read"),
+    "post_metrics": ("boards:read", "pins:read"),
     "delete_post": _PIN_SCOPES,
     "dynamic_options": ("boards:read",),
     "check": ("user_accounts:read",),
@@ -114,6 +120,7 @@ class PinterestProvider:
     name = "pinterest"
     refresh_ahead = REFRESH_AHEAD  # the token tick refreshes Pinterest tokens (30 days) this far ahead
     needed_scopes = NEEDED_SCOPES
+    metrics_fields = SUPPORT["pinterest"].fields
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
                  processing_budget: float = PROCESSING_BUDGET, poll_min: float = POLL_MIN) -> None:
@@ -253,6 +260,32 @@ class PinterestProvider:
             if created is not None and created >= since:
                 return PostResult(publish_id=str(pin["id"]), permalink_url=f"https://www.pinterest.com/pin/{pin['id']}/")
         return None
+
+    async def post_metrics(self, account: Account, publish_id: str, *, published_at: datetime,
+                           now: datetime) -> PostMetrics:
+        """`GET /v5/pins/{pin_id}/analytics` (https://developers.pinterest.com/docs/api/v5/pins-analytics): the
+        lifetime metrics of the standard Pin metric types over the dates Pinterest allows (start at most 90 days
+        back). The answer is keyed by split; without a split, `ALL`."""
+        end = now.astimezone(UTC).date()
+        start = max(published_at.astimezone(UTC).date(), end - timedelta(days=PIN_ANALYTICS_DAYS))
+        try:
+            async with self._client(account) as client:
+                body = json_body(await call(
+                    client, "GET", f"/v5/pins/{publish_id}/analytics", network=NETWORK, classify=_classify,
+                    params={"start_date": start.isoformat(), "end_date": end.isoformat(),
+                            "metric_types": ",".join(PIN_METRIC_TYPES)}), NETWORK)
+        except ProviderError as exc:
+            if "answered 404" in exc.message:
+                return PostMetrics(gone=True)
+            raise
+        group = None
+        if isinstance(body, dict):
+            group = body.get("all") or body.get("ALL") or next(iter(body.values()), None)
+        lifetime = group.get("lifetime_metrics") if isinstance(group, dict) else None
+        if not isinstance(lifetime, dict):
+            raise ProviderError("malformed", "Pinterest Pin analytics answered without lifetime_metrics")
+        return from_raw(lifetime, {"IMPRESSION": "impressions", "TOTAL_REACTIONS": "likes",
+                                   "TOTAL_COMMENTS": "replies", "SAVE": "saves", "OUTBOUND_CLICK": "link_clicks"})
 
     async def delete_post(self, account: Account, publish_id: str) -> None:
         async with self._client(account) as client:

@@ -20,15 +20,19 @@ process on that home; without one it lives in memory.
 from __future__ import annotations
 
 import hashlib
+import math
 import sqlite3
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from providers.base import ERROR_KINDS, Account, CheckResult, Options, PostRequest, PostResult, ProviderError
+from providers.metrics import PostMetrics
+from providers.metrics import support as metrics_support
 
 PRIVACY_LEVELS = [
     {"value": "PUBLIC_TO_EVERYONE", "label": "Everyone"},
@@ -37,7 +41,7 @@ PRIVACY_LEVELS = [
     {"value": "SELF_ONLY", "label": "Only me"},
 ]
 # What `provider_state["faults"]` may hold: {operation: "kind[:times]"}.
-FAULT_OPERATIONS = ("dynamic_options", "publish", "delete_post", "check")
+FAULT_OPERATIONS = ("dynamic_options", "publish", "delete_post", "check", "post_metrics")
 FAULT_KINDS = (*ERROR_KINDS, "expired_credentials", "malformed_data", "hang", "missing_scope")
 # Account facts the sandbox reads from provider_state (besides faults).
 STATE_KEYS = ("privacy_levels", "comments_disabled", "duets_disabled", "stitches_disabled", "boards")
@@ -55,6 +59,11 @@ MALFORMED_OPTIONS = [
 
 
 LEDGER_BUSY_TIMEOUT_S = 30
+# Sandbox metrics: the range each field's ceiling is drawn from (post_metrics).
+SANDBOX_CEILINGS: dict[str, tuple[int, int]] = {
+    "impressions": (800, 9000), "likes": (20, 600), "reposts": (2, 90), "replies": (1, 60), "saves": (1, 120),
+    "link_clicks": (5, 300), "video_views": (300, 6000), "watch_time_seconds": (3000, 90000),
+}
 
 
 def _use_wal(conn: sqlite3.Connection) -> None:
@@ -229,6 +238,26 @@ class SandboxProvider:
     async def delete_post(self, account: Account, publish_id: str) -> None:
         self.calls.append({"op": "delete_post", "integration_id": account.integration_id, "publish_id": publish_id})
         await self._fault(account, "delete_post")
+
+    async def post_metrics(self, account: Account, publish_id: str, *, published_at: datetime,
+                           now: datetime) -> PostMetrics:
+        """Deterministic, growing numbers: each field's ceiling comes from a hash of the post and the field, and
+        the value approaches it as the post ages (63% after a day and a half), so the same post read at the same
+        age gives the same figures, a later reading never gives less, and charts look like real ones. Only the
+        fields the real network of the account's platform offers (providers/metrics.SUPPORT)."""
+        self.calls.append({"op": "post_metrics", "integration_id": account.integration_id, "publish_id": publish_id})
+        if account.status != "connected":
+            raise ProviderError("reauth_required", "the account's credentials are no longer valid")
+        await self._fault(account, "post_metrics")
+        known = metrics_support(account.platform)
+        hours = max((now - published_at).total_seconds() / 3600, 0.0)
+        growth = 1 - math.exp(-hours / 36)
+        values: dict[str, int] = {}
+        for name in known.fields if known else ():
+            low, high = SANDBOX_CEILINGS[name]
+            seed = int.from_bytes(hashlib.sha256(f"{publish_id}|{name}".encode()).digest()[:4], "big")
+            values[name] = int((low + seed % (high - low)) * growth)
+        return PostMetrics(values=values, raw={f"sandbox_{k}": v for k, v in values.items()})
 
     async def check(self, account: Account) -> CheckResult:
         """Answers from the sandbox: a connected account is valid and reachable and holds every scope its

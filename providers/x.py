@@ -33,6 +33,7 @@ import httpx
 
 from providers.base import Account, CheckResult, Connection, Options, PostRequest, PostResult, ProviderError, recorded
 from providers.http import DEFAULT_TIMEOUT, call, download, json_body, new_client, retry_after
+from providers.metrics import SUPPORT, PostMetrics, from_raw
 from providers.oauth import refresh_due
 from schemas.time import iso
 
@@ -124,11 +125,13 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
     "delete_post": ("tweet.read", "tweet.write", "users.read"),
     "refresh_credentials": ("offline.access",),
     "check": ("tweet.read", "users.read"),
+    "post_metrics": ("tweet.read", "users.read"),
 }
 
 
 class XProvider:
     name = "x"
+    metrics_fields = SUPPORT["x"].fields
     refresh_ahead = REFRESH_AHEAD  # the token tick refreshes X tokens (2 hours) this far ahead
     needed_scopes = NEEDED_SCOPES
 
@@ -251,6 +254,27 @@ class XProvider:
             if _core(str(found.get("text") or "")) == want and attached == len(post.media):
                 return PostResult(publish_id=str(found["id"]), permalink_url=self._permalink(account, str(found["id"])))
         return None
+
+    async def post_metrics(self, account: Account, publish_id: str, *, published_at: datetime,
+                           now: datetime) -> PostMetrics:
+        """`GET /2/tweets/{id}` with `post.fields=public_metrics` (X's OpenAPI description; the counts are
+        PostPublicMetrics). A post X no longer has answers 200 with `errors` and no `data`."""
+        try:
+            async with self._client(account) as client:
+                body = json_body(await call(client, "GET", f"/2/tweets/{publish_id}", network=NETWORK,
+                                            classify=_classify, params={"post.fields": "public_metrics"}), NETWORK)
+        except ProviderError as exc:
+            if "answered 404" in exc.message:
+                return PostMetrics(gone=True)
+            raise
+        data = body.get("data") if isinstance(body, dict) else None
+        if data is None and isinstance(body, dict) and body.get("errors"):
+            return PostMetrics(gone=True)
+        counts = data.get("public_metrics") if isinstance(data, dict) else None
+        if not isinstance(counts, dict):
+            raise ProviderError("malformed", "X post answered without public_metrics")
+        return from_raw(counts, {"impression_count": "impressions", "like_count": "likes",
+                                 "repost_count": "reposts", "reply_count": "replies", "bookmark_count": "saves"})
 
     async def delete_post(self, account: Account, publish_id: str) -> None:
         async with self._client(account) as client:

@@ -44,6 +44,7 @@ from providers.base import (
     recorded,
 )
 from providers.http import DEFAULT_TIMEOUT, call, download, json_body, new_client
+from providers.metrics import SUPPORT, PostMetrics, from_raw
 from schemas.time import parse_timestamp
 
 NETWORK = "YouTube"
@@ -109,11 +110,13 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
     "find_post": ("https://www.googleapis.com/auth/youtube.readonly",),
     "delete_post": ("https://www.googleapis.com/auth/youtube|https://www.googleapis.com/auth/youtube.force-ssl",),
     "check": ("https://www.googleapis.com/auth/youtube.readonly",),
+    "post_metrics": ("https://www.googleapis.com/auth/youtube.readonly",),
 }
 
 
 class YouTubeProvider:
     name = "youtube"
+    metrics_fields = SUPPORT["youtube"].fields
     refresh_ahead = google.REFRESH_AHEAD  # the token tick refreshes Google tokens (1 hour) this far ahead
     needed_scopes = NEEDED_SCOPES
     tokeninfo_url = google.TOKENINFO_URL
@@ -259,6 +262,23 @@ class YouTubeProvider:
             wait = min(max(wait * 2, self.poll_min), POLL_MAX)
         raise ProviderError("transient", f"YouTube video {video_id} still processing",
                             safe_reason="YouTube is still processing the video; it is tried again later.")
+
+    async def post_metrics(self, account: Account, publish_id: str, *, published_at: datetime,
+                           now: datetime) -> PostMetrics:
+        """videos.list with part=statistics (https://developers.google.com/youtube/v3/docs/videos/list): viewCount,
+        likeCount, commentCount (int64 sent as strings). No item: the video is gone."""
+        async with self._client(account) as client:
+            body = json_body(await call(client, "GET", "/youtube/v3/videos", network=NETWORK, classify=_classify,
+                                        params={"part": "statistics", "id": publish_id}), NETWORK)
+        items = body.get("items") if isinstance(body, dict) else None
+        if not isinstance(items, list):
+            raise ProviderError("malformed", "YouTube videos.list answered without items")
+        if not items:
+            return PostMetrics(gone=True)
+        stats = items[0].get("statistics") if isinstance(items[0], dict) else None
+        if not isinstance(stats, dict):
+            raise ProviderError("malformed", "YouTube videos.list answered without statistics")
+        return from_raw(stats, {"viewCount": "video_views", "likeCount": "likes", "commentCount": "replies"})
 
     async def find_post(self, account: Account, idempotency_token: str) -> PostResult | None:
         return None  # no idempotency key: the worker asks find_post_matching with the post

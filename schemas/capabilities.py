@@ -109,6 +109,13 @@ class ThreadCapability(_Doc):
     source: str
 
 
+class MetricsCapability(_Doc):
+    supported: bool = Field(description="Whether socialpub reads this network's post metrics (issue 34).")
+    fields: list[str] = Field(description="The common metrics the network reports (impressions, likes, reposts, "
+                                          "replies, saves, link_clicks, video_views, watch_time_seconds).")
+    source: str | None = Field(description="The network's reference for its post metrics.")
+
+
 class PlatformCapabilities(_Doc):
     key: str
     display_name: str
@@ -132,6 +139,8 @@ class PlatformCapabilities(_Doc):
                                                         "types, enums and defaults.")
     guidance: list[str]
     sources: list[str] = Field(description="Every public page the platform's rules cite.")
+    metrics: MetricsCapability = Field(description="Post metrics: read by the service after publishing, served by "
+                                                   "the analytics tools.")
 
 
 class RepairPolicyCapability(_Doc):

@@ -43,6 +43,9 @@ SCOPES: tuple[Scope, ...] = (
     Scope("community:write", "community routes", sensitive=True),
     Scope("admin:read", "admin marketing routes", sensitive=True),
     Scope("admin:marketing", "admin marketing routes", sensitive=True),
+    # Not in the spec (issue 34: post metrics are ours to design); after the spec's fixed default list.
+    Scope("analytics:read", "post metrics, analytics summaries, top posts, brand performance",
+          default_disclosed=False),
 )
 
 BY_NAME: dict[str, Scope] = {s.name: s for s in SCOPES}

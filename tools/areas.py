@@ -18,6 +18,9 @@ from tools import bio, brands, community, history, ideas, labels, retention, sni
 from tools.admin import pipeline as admin_pipeline
 from tools.admin import routes as admin
 from tools.admin import scan as admin_scan
+from tools.analytics import collect as analytics_collect
+from tools.analytics import demo as analytics_demo
+from tools.analytics import routes as analytics
 from tools.autopilot import routes as autopilot
 from tools.content import drafts
 from tools.content import labels as content_labels
@@ -69,6 +72,8 @@ AREAS: tuple[Area, ...] = (
     Area("schedules", endpoints=(*preflight.ENDPOINTS, *receipts.ENDPOINTS, *schedules.ENDPOINTS),
          jobs=receipts.JOBS, usage_probes=(schedules.schedule_usage,)),
     Area("history", endpoints=tuple(history.ENDPOINTS)),
+    Area("analytics", endpoints=tuple(analytics.ENDPOINTS), ticks=tuple(analytics_collect.TICKS),
+         demo_seeders=(analytics_demo.seed_demo,)),
     Area("publishing", endpoints=(*older.ENDPOINTS, *runs.ENDPOINTS, *queues.ENDPOINTS), ticks=(*publishing.TICKS, *queues.TICKS),
          usage_probes=(queues.queued_usage,)),
     Area("labels", endpoints=tuple(labels.ENDPOINTS), demo_seeders=(labels.seed_demo_labels,)),

@@ -20,6 +20,7 @@ TOOLSETS: tuple[Toolset, ...] = (
     Toolset("content", "Draft content items, drafts and TikTok privacy.", True),
     Toolset("schedules", "Preflight checks and Schedules (create, approve, reschedule, cancel, receipts).", True),
     Toolset("history", "Publications and publication History.", True),
+    Toolset("analytics", "Post metrics: one post's readings, brand summaries, top posts, performance digest.", False),
     Toolset("publishing", "Older routes and shapes (publish runs, content items, publications, upload URLs) and posting queues.", False),
     Toolset("labels", "Labels.", False),
     Toolset("snippets", "Reusable text snippets.", False),

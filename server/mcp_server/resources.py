@@ -86,6 +86,10 @@ RESOURCES: tuple[ResourceDef, ...] = (
     ResourceDef("socialpub://brands/{brand_id}/notifications", "list_notifications", "brand_notifications",
                 "Brand notifications", "Your latest notifications for the brand (newest first). Subscribe to be told "
                 "when a new one arrives."),
+    ResourceDef("socialpub://brands/{brand_id}/performance", "get_brand_performance", "brand_performance",
+                "Brand performance",
+                "What worked for a brand over the last 30 days, in a few sentences with per-platform totals and "
+                "top posts: read it before planning posts. Needs analytics:read."),
 )
 
 

@@ -23,7 +23,8 @@ async def test_resources_and_templates_are_listed(world) -> None:
     assert [t.uri_template for t in templates] == ["socialpub://platforms/{platform}/settings-schema",
                                                    "socialpub://brands/{brand_id}/context",
                                                    "socialpub://brands/{brand_id}/schedules/{schedule_id}",
-                                                   "socialpub://brands/{brand_id}/notifications"]
+                                                   "socialpub://brands/{brand_id}/notifications",
+                                                   "socialpub://brands/{brand_id}/performance"]
     assert all(r.name and r.description and r.mime_type == "application/json" for r in [*listed, *templates])
 
 
@@ -31,6 +32,7 @@ async def test_resources_and_templates_are_listed(world) -> None:
     ("socialpub://platforms/capabilities", "/v1/platforms/capabilities"),
     ("socialpub://context", "/v1/context"),
     ("socialpub://brands/{a}/context", "/v1/brands/{a}/context"),
+    ("socialpub://brands/{a}/performance", "/v1/brands/{a}/analytics/performance"),
 ])
 async def test_each_resource_reads_its_endpoint_data(world, uri, rest_path) -> None:
     env = world.env

@@ -86,6 +86,14 @@ UNDESCRIBED_PATHS: dict[tuple[str, str], str] = {
     ("meta", "/me/permissions"): "the user's granted permissions (Graph API reference, User/permissions), an edge "
                                  "facebook-business does not describe",
 }
+# Schemas a description gets wrong in a way no request could satisfy, each read as its documented intent, with why.
+# (description key, "METHOD path", query parameter) -> reason.
+DESCRIPTION_DEFECTS: dict[tuple[str, str, str], str] = {
+    ("pinterest", "GET /pins/{pin_id}/analytics", "metric_types"):
+        "its items are `oneOf` two enums (standard and video Pin metric types) that share IMPRESSION, SAVE, "
+        "OUTBOUND_CLICK and others, so the shared values (the ones the parameter's description names as valid for "
+        "every Pin) match both and fail `oneOf`; read as `anyOf`, the parameter's documented meaning",
+}
 
 
 @dataclass
@@ -320,7 +328,10 @@ def openapi(key: str) -> list[Operation]:
             for p in [*shared, *(op.get("parameters") or [])]:
                 p = _lookup(registry, p["$ref"]) if "$ref" in p else p
                 if p["in"] == "query":
-                    params[p["name"]] = (bool(p.get("required")), p.get("schema") or {})
+                    schema = p.get("schema") or {}
+                    if (key, f"{method.upper()} {path}", p["name"]) in DESCRIPTION_DEFECTS:
+                        schema = _one_of_as_any_of(schema)
+                    params[p["name"]] = (bool(p.get("required")), schema)
             body = op.get("requestBody") or {}
             if "$ref" in body:
                 body = _lookup(registry, body["$ref"])
@@ -329,6 +340,14 @@ def openapi(key: str) -> list[Operation]:
                                  bool(body.get("required")), validator, registry, payload_json=key == "discord"))
             ops[-1].pattern = re.compile(f"{method.upper()} " + ops[-1].pattern.pattern[1:])
     return ops
+
+
+def _one_of_as_any_of(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {("anyOf" if k == "oneOf" else k): _one_of_as_any_of(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_one_of_as_any_of(v) for v in node]
+    return node
 
 
 def _rebase(schema: Any, key: str) -> Any:

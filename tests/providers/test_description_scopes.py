@@ -16,12 +16,13 @@ X_CALLS = {"publish": [("post", "/2/tweets"), ("post", "/2/media/upload/initiali
                        ("post", "/2/media/upload/{id}/append"), ("post", "/2/media/upload/{id}/finalize"),
                        ("get", "/2/media/upload")],
            "recover": [("get", "/2/users/{id}/tweets")], "delete": [("delete", "/2/tweets/{id}")],
-           "connect": [("get", "/2/users/me")]}
+           "connect": [("get", "/2/users/me")], "metrics": [("get", "/2/tweets/{id}")]}
 PINTEREST_CALLS = {"publish": [("post", "/pins"), ("post", "/media"), ("get", "/media/{media_id}")],
                    "recover": [("get", "/boards/{board_id}/pins")], "delete": [("delete", "/pins/{pin_id}")],
-                   "connect": [("get", "/user_account"), ("get", "/boards")]}
+                   "connect": [("get", "/user_account"), ("get", "/boards")],
+                   "metrics": [("get", "/pins/{pin_id}/analytics")]}
 YOUTUBE_CALLS = {"publish": [("videos", "insert"), ("videos", "list")], "recover": [("playlistItems", "list")],
-                 "connect": [("channels", "list")], "delete": [("videos", "delete")]}
+                 "connect": [("channels", "list")], "delete": [("videos", "delete")], "metrics": [("videos", "list")]}
 # Known gaps, each in docs/networks.md (YouTube "Checked against"): no narrower Google scope allows videos.delete.
 KNOWN_GAPS: set[tuple[str, str]] = set()
 

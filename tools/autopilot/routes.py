@@ -272,7 +272,7 @@ async def regenerate_item(call: Call, req: sap.RegenerateAutopilotItemRequest) -
     siblings = await _items(session, week.id)
     taken = [i.topic for i in siblings]
     ctx = await context_for(session, call.brand, week_number=week.week_number, theme=week.theme, taken=taken,
-                            guidance=req.guidance, seed=f"{item.id}:{item.revision + 1}")
+                            guidance=req.guidance, seed=f"{item.id}:{item.revision + 1}", now=call.now)
     revision = item.revision
     try:
         topic = await _generate(call.rt.topic_generator, ctx)
@@ -358,7 +358,7 @@ async def create_plan(session: AsyncSession, now: datetime, brand: Brand, *, wee
         topics: list[str] = []
         for position in range(1, plan.items_per_week + 1):
             ctx = await context_for(session, brand, week_number=n, theme=theme, taken=topics,
-                                    seed=f"{plan.id}:{n}:{position}")
+                                    seed=f"{plan.id}:{n}:{position}", now=now)
             topic = " ".join((await generator.topic(ctx)).split())[:TOPIC_MAX]
             if not topic or norm(topic) in {norm(t) for t in topics}:
                 raise AutopilotError(f"the topic generator returned an empty or repeated topic for week {n}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from sqlmodel import col, select
@@ -21,6 +22,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from storage.tables.autopilot import THEME_MAX, TOPIC_MAX
 from storage.tables.brands import Brand
 from storage.tables.library import Idea
+from tools.analytics.summary import best_post_names
 
 IDEAS_SAMPLE = 20  # ideas of the brand a generator sees (newest updated first, unused ones)
 GUIDANCE_SUBJECT_MAX = 120
@@ -43,6 +45,9 @@ class TopicContext:
     taken: tuple[str, ...] = ()  # topics already in the week: never repeat one (case-insensitive)
     guidance: str | None = None
     seed: str = ""  # varies the choice deterministically (item ID and revision, or plan and position)
+    # Names of the brand's best posts of the last 30 days by their lead metric, best first (empty without metrics):
+    # what worked, for a generator to write more of (tools/analytics/summary.best_post_names).
+    performing: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -58,15 +63,17 @@ def norm(topic: str) -> str:
 
 async def context_for(session: AsyncSession, brand: Brand, *, week_number: int, theme: str | None,
                       taken: list[str] | tuple[str, ...] = (), guidance: str | None = None,
-                      seed: str = "") -> TopicContext:
-    """Build the context from the brand row and a bounded sample of its ideas."""
+                      seed: str = "", now: datetime | None = None) -> TopicContext:
+    """Build the context from the brand row, a bounded sample of its ideas and (given `now`) the names of its
+    best-performing recent posts."""
     rows = (await session.exec(select(Idea).where(Idea.brand_id == brand.id, Idea.status != "used")
                                .order_by(col(Idea.updated_at).desc(), col(Idea.id).desc()).limit(IDEAS_SAMPLE))).all()
     ideas = tuple(IdeaHint(_clip(r.name, 120), r.type) for r in rows if r.name and r.name.strip())
     voice = brand.voice_instructions or brand.voice_profile
+    performing = await best_post_names(session, brand.id, now) if now is not None else ()
     return TopicContext(brand_name=brand.name, category=brand.category, voice=_clip(voice, 500) if voice else None,
                         ideas=ideas, week_number=week_number, theme=theme, taken=tuple(taken), guidance=guidance,
-                        seed=seed)
+                        seed=seed, performing=tuple(_clip(p, 120) for p in performing))
 
 
 def _clip(text: str, limit: int) -> str:
@@ -98,7 +105,8 @@ def _rank(seed: str, options: list[str]) -> list[str]:
 
 class BuiltinTopicGenerator:
     """Deterministic, local: templates chosen by the brand's voice, filled with subjects from the guidance
-    (first), the brand's ideas, its category and its name; ranked by a hash of the seed."""
+    (first), the brand's best-performing recent post (next), the brand's ideas, its category and its name;
+    ranked by a hash of the seed."""
 
     def _voice(self, ctx: TopicContext) -> str:
         voice = ctx.voice or ""
@@ -131,6 +139,8 @@ class BuiltinTopicGenerator:
         if ctx.guidance and ctx.guidance.strip():
             subject = _clip(ctx.guidance, GUIDANCE_SUBJECT_MAX)
             candidates += _rank(seed, [t.format(s=subject) for t in templates])
+        if ctx.performing:  # more of what worked: the best recent post's subject comes before the rest
+            candidates += _rank(seed, [t.format(s=ctx.performing[0]) for t in templates])
         candidates += _rank(seed, [t.format(s=s) for s in self._subjects(ctx) for t in templates])
         for c in candidates:
             c = _clip(c, TOPIC_MAX)

@@ -8,6 +8,7 @@ import json
 from functools import cache
 from typing import Any, get_args
 
+from providers.metrics import support as metrics_support
 from schemas.capabilities import Capabilities
 from schemas.media_repair import RepairMode
 from schemas.platform_settings import SETTINGS_MODELS
@@ -68,6 +69,12 @@ def _sources(p: Platform) -> list[str]:
     return found
 
 
+def _metrics(key: str) -> dict[str, Any]:
+    known = metrics_support(key)
+    return {"supported": known is not None, "fields": list(known.fields) if known else [],
+            "source": known.source if known else None}
+
+
 def _platform(p: Platform) -> dict[str, Any]:
     r = p.rules
     model = SETTINGS_MODELS.get(p.key)
@@ -97,6 +104,7 @@ def _platform(p: Platform) -> dict[str, Any]:
         "forbidden_characters": list(r.forbidden_characters),
         "settings_fields": model.model_json_schema() if model else {},
         "guidance": list(r.guidance), "sources": _sources(p),
+        "metrics": _metrics(p.key),
     }
 
 

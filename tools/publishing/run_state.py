@@ -38,6 +38,7 @@ from storage.tables.publishing import (
     PublishTarget,
     Schedule,
 )
+from tools.analytics.enroll import enroll as enroll_metrics
 from tools.events import record
 from tools.notifications import notify
 from tools.publishing import attempts
@@ -282,6 +283,10 @@ async def settle_final(tx: Tx, now: datetime, target: PublishTarget, schedule: S
             publication.status, publication.published_at, publication.failure_reason = "published", now, None
             publication.publish_id = result.publish_id if result else None
             publication.permalink_url = result.permalink_url if result else None
+            enroll_metrics(tx.session, publication_id=publication.id, workspace_id=publication.workspace_id,
+                           brand_id=publication.brand_id, integration_id=publication.integration_id,
+                           platform=publication.platform, post_id=publication.post_id,
+                           publish_id=publication.publish_id, published_at=now)
         else:
             publication.status, publication.failure_reason = "failed", reason
     await _notify_outcome(tx, now, target, schedule, state, reason, publication)

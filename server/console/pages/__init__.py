@@ -16,6 +16,7 @@ from server.console import web
 from server.console.pages import (
     accounts,
     accounts_oauth,
+    analytics,
     apps,
     brand,
     brand_settings,
@@ -37,7 +38,7 @@ from server.dispatch import Dispatcher
 from tools.runtime import Runtime
 
 MODULES = (signin, workspace, review, consent, keys, brand, accounts, calendar, compose, schedule, history,
-           notifications, team, apps, brand_settings, accounts_oauth, webhooks)
+           analytics, notifications, team, apps, brand_settings, accounts_oauth, webhooks)
 
 
 def routes(rt: Runtime, dispatcher: Dispatcher) -> list[BaseRoute]:

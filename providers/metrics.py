@@ -1,0 +1,95 @@
+"""Post metrics: what an adapter reads back about a published post, normalised to one small common set.
+
+An adapter that can read its network's post metrics implements `post_metrics(account, publish_id) -> PostMetrics`
+and declares `metrics_fields` (the common names it can fill). Every value stays under its network's own name in
+`raw` too, so nothing the network said is lost in the mapping. A network without a metrics API has neither, and
+the platform capabilities say so (`metrics.supported: false`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from schemas.metrics import COMMON
+
+RAW_MAX = 40  # raw values kept per reading (a network that answers more is cut, in its own order)
+NAME_MAX = 60
+
+
+@dataclass(frozen=True)
+class PostMetrics:
+    values: dict[str, int] = field(default_factory=dict)  # common name -> value, only those the network reported
+    raw: dict[str, int | float] = field(default_factory=dict)  # the network's names, verbatim
+    gone: bool = False  # the network no longer has the post (deleted there): readings stop
+
+
+def number(value: Any) -> int | float | None:
+    """A metric value as the network sent it, if it is a finite, non-negative number (strings of digits too:
+    Google's APIs send int64 as strings)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value) if "." in value else int(value)
+        except ValueError:
+            return None
+    if isinstance(value, int | float) and value >= 0 and value == value and value != float("inf"):
+        return value
+    return None
+
+
+def from_raw(raw: Mapping[str, Any], mapping: Mapping[str, str], *, scale: Mapping[str, float] | None = None
+             ) -> PostMetrics:
+    """Build a reading from a network's flat name -> value map; `mapping` names which network field fills which
+    common name (`scale` converts units, e.g. minutes to seconds)."""
+    kept: dict[str, int | float] = {}
+    for name, value in raw.items():
+        n = number(value)
+        if n is not None and len(kept) < RAW_MAX:
+            kept[str(name)[:NAME_MAX]] = n
+    values: dict[str, int] = {}
+    for network_name, common in mapping.items():
+        if common not in COMMON:
+            raise ValueError(f"{common} is not a common metric")
+        n = kept.get(network_name)
+        if n is not None:
+            values[common] = values.get(common, 0) + round(n * (scale or {}).get(network_name, 1))
+    return PostMetrics(values=values, raw=kept)
+
+
+@dataclass(frozen=True)
+class Support:
+    """What one platform's network offers: the common names its adapter fills and the reference it follows."""
+
+    fields: tuple[str, ...]
+    source: str
+    note: str = ""
+
+
+# THE table of which platforms read post metrics (the adapters' `metrics_fields` and the platform capabilities
+# read it; tests/analytics/test_support.py checks each entry against its adapter's `post_metrics`). A platform
+# missing here has no metrics in socialpub: its network offers none for what we post (Discord webhooks, Telegram
+# bots), or the adapter does not read them yet (docs/analytics.md lists which).
+SUPPORT: dict[str, Support] = {
+    "x": Support(("impressions", "likes", "reposts", "replies", "saves"),
+                 "https://docs.x.com/x-api/fundamentals/metrics",
+                 "public_metrics of GET /2/tweets/{id}: impression_count, like_count, repost_count, reply_count, "
+                 "bookmark_count (quote_count kept as X's own name)."),
+    "mastodon": Support(("likes", "reposts", "replies"),
+                        "https://docs.joinmastodon.org/entities/Status/",
+                        "favourites_count, reblogs_count and replies_count of GET /api/v1/statuses/:id."),
+    "youtube": Support(("likes", "replies", "video_views"),
+                       "https://developers.google.com/youtube/v3/docs/videos#statistics",
+                       "statistics of videos.list: viewCount, likeCount, commentCount."),
+    "pinterest": Support(("impressions", "likes", "replies", "saves", "link_clicks"),
+                         "https://developers.pinterest.com/docs/api/v5/pins-analytics",
+                         "lifetime_metrics of GET /v5/pins/{pin_id}/analytics: IMPRESSION, TOTAL_REACTIONS, "
+                         "TOTAL_COMMENTS, SAVE, OUTBOUND_CLICK (PIN_CLICK kept as Pinterest's own name); Pinterest "
+                         "answers for at most the last 90 days."),
+}
+
+
+def support(platform: str) -> Support | None:
+    return SUPPORT.get(platform)
