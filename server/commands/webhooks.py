@@ -8,8 +8,8 @@ import argparse
 from server.cli import add_json_flag, emit, run_with_runtime, subcommands
 from storage.migrate import check_current
 from tools.events import webhook_delivery, webhooks
-from tools.events.record import EVENT_TYPES
 from tools.runtime import Runtime
+from tools.services.event_log import EVENT_TYPES
 
 
 def _list(text: str | None) -> list[str]:

@@ -14,8 +14,8 @@ from starlette.routing import Route
 from server.console.identity import SignedIn
 from server.console.web import ConsoleError, redirect, render
 from tools.events import webhook_delivery, webhooks
-from tools.events.record import EVENT_TYPES
 from tools.runtime import Runtime
+from tools.services.event_log import EVENT_TYPES
 
 NOTICES = {
     "wh-deleted": "Webhook endpoint deleted.",

@@ -19,11 +19,12 @@ from storage.tables.events import Event, WebhookEndpoint, WebhookMessage
 from storage.tables.notifications import Notification
 from tests.events.receiver import Receiver
 from tests.publishing.support import seed_post, seed_schedule, set_provider_state
-from tools.events import record, webhook_delivery, webhooks
-from tools.events.record import EVENT_TYPES
+from tools.events import webhook_delivery, webhooks
 from tools.notifications import notify
 from tools.operator import actions as operator
 from tools.publishing import worker as publishing
+from tools.services import event_log as record
+from tools.services.event_log import EVENT_TYPES
 
 pytestmark = pytest.mark.anyio
 

@@ -35,9 +35,9 @@ from storage.leases import Leased, RetryPolicy
 from storage.tables.brands import Brand
 from storage.tables.events import Event, WebhookAttempt, WebhookEndpoint, WebhookMessage
 from tools.events import webhooks
-from tools.events.record import TEST_TYPE
 from tools.notifications import notify
 from tools.runtime import Runtime
+from tools.services.event_log import TEST_TYPE
 from tools.services.telemetry import count_delivery
 
 log = logging.getLogger("socialpub.events.webhooks")
@@ -199,7 +199,7 @@ async def deliver_webhooks(rt: Runtime, owner: str) -> int:
 
 async def send_test(rt: Runtime, endpoint_id: str, workspace_id: str | None = None) -> dict[str, Any]:
     """Record a `webhook.test` event for one endpoint and deliver it now (the CLI's and console's Test)."""
-    from tools.events import record
+    from tools.services import event_log as record
 
     now = rt.clock.now()
     async with rt.db.session(write=True) as session:

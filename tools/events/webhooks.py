@@ -26,8 +26,8 @@ from schemas.settings import Settings
 from storage import vault
 from storage.tables.brands import Brand
 from storage.tables.events import WebhookAttempt, WebhookEndpoint, WebhookMessage
-from tools.events.record import EVENT_TYPES
-from tools.operator.actions import OperatorError
+from tools.services.errors import OperatorError
+from tools.services.event_log import EVENT_TYPES
 
 MAX_ENDPOINTS = 20  # per workspace
 ROTATION_OVERLAP = timedelta(hours=24)

@@ -22,7 +22,6 @@ from storage.queue import RetryLater
 from storage.tables.brands import Brand
 from storage.tables.jobs import Job
 from storage.tables.media import Media
-from tools.events import record
 from tools.media.derivatives import SOURCE as DERIVATIVE_SOURCE
 from tools.media.derivatives import render_derivative
 from tools.media.items import blob_key, blobs, check_media_bytes, import_policy, new_asset_id, thumbnail_key
@@ -30,6 +29,7 @@ from tools.media.probe import ProbeError, ProbeResult, content_type_for, probe_f
 from tools.media.transform import TransformError
 from tools.media.uploads import PROCESS_JOB
 from tools.runtime import Runtime
+from tools.services import event_log as record
 from tools.services import fetch
 
 log = logging.getLogger("socialpub.media")

@@ -37,7 +37,7 @@ from storage.tables.notifications import (
     NotificationAccountSettings,
     NotificationBrandOverride,
 )
-from tools.events import record
+from tools.services import event_log as record
 
 # Recipients are the users of the brand's workspace; a workspace with more users than this notifies the
 # first ones by creation (a bound on the rows one event writes).

@@ -27,12 +27,9 @@ from storage.tables.integrations import Integration
 from tools.context import plans
 from tools.notifications import notify
 from tools.services.auth import hash_key, key_hint, new_secret
+from tools.services.errors import OperatorError
 
 INTEGRATION_STATUSES = ("connected", "expired", "needs_reauth")
-
-
-class OperatorError(ValueError):
-    """A refused operator command; the message says what to change."""
 
 
 class PlanLimitExceeded(OperatorError):

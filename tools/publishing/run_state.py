@@ -39,13 +39,13 @@ from storage.tables.publishing import (
     Schedule,
 )
 from tools.analytics.enroll import enroll as enroll_metrics
-from tools.events import record
 from tools.notifications import notify
 from tools.publishing import attempts
 from tools.publishing.attempts import Attempt, Outcome, Skip, platform_settings, target_token
 from tools.publishing.claims import LEASE
 from tools.publishing.steps import Tx
 from tools.runtime import Runtime
+from tools.services import event_log as record
 from tools.services.redaction import adapter_reason
 from tools.services.telemetry import count_outcome
 

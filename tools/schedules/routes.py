@@ -36,11 +36,11 @@ from storage.tables.publishing import (
 )
 from tools import catalogue
 from tools.endpoint import Call, Endpoint
-from tools.events import record
 from tools.links import link
 from tools.schedules.authority import record_approver, require_change_authority
 from tools.schedules.preflight import require_schedulable
 from tools.schedules.rows import is_held, new_schedule
+from tools.services import event_log as record
 from tools.services import signing
 
 CURSOR_PURPOSE = "schedule-list-cursor"

@@ -17,7 +17,7 @@ from schemas.ids import new_id
 from schemas.states import APPROVAL_STATUSES
 from storage.tables.brands import Brand
 from storage.tables.publishing import SOURCES, Schedule
-from tools.events import record
+from tools.services import event_log as record
 
 BLOCKING_REASONS: dict[str, dict[str, str]] = {
     "pending_review": {

@@ -1,7 +1,7 @@
 """Recording an event: one `events` row added to the caller's session, so it commits (or not) with the state
 change it describes. The webhook fan-out and MCP subscriptions read the log afterwards; a crash loses nothing.
 
-    from tools.events import record
+    from tools.services import event_log as record
     record.schedule(session, now, schedule, "schedule.published")
 
 Payloads carry IDs, states and links (console and API paths, made absolute at delivery), never secrets,
