@@ -61,22 +61,24 @@ def history_item(p: Publication, target: PublishTarget | None) -> dict[str, Any]
             "created_at": iso(p.created_at), "updated_at": iso(p.updated_at)}
 
 
-async def list_publications(call: Call, req: ListPublicationsRequest) -> Reply:
+async def list_publications(call: Call, req: ListPublicationsRequest) -> Reply[list[out.Publication]]:
     order = sort_order(getattr(Publication, req.sort_by), Publication.id, req.sort_dir)
     rows, pagination = await older_page(
         call.session, select(Publication).where(Publication.brand_id == call.brand_id).order_by(*order),
         req.page, req.limit)
     targets = await _targets(call, rows)
-    return Reply(data=[publication_out(r, targets.get(r.target_id)) for r in rows], pagination=pagination)
+    return Reply(data=[out.Publication.model_validate(publication_out(r, targets.get(r.target_id))) for r in rows],
+                 pagination=pagination)
 
 
-async def list_history(call: Call, req: ListHistoryRequest) -> dict[str, Any]:
+async def list_history(call: Call, req: ListHistoryRequest) -> out.HistoryPage:
     order = sort_order(Publication.created_at, Publication.id, "desc")
     rows, pagination = await older_page(
         call.session, select(Publication).where(Publication.brand_id == call.brand_id).order_by(*order),
         req.page, req.limit)
     targets = await _targets(call, rows)
-    return {"items": [history_item(r, targets.get(r.target_id)) for r in rows], "has_more": pagination["has_more"]}
+    return out.HistoryPage.model_validate({"items": [history_item(r, targets.get(r.target_id)) for r in rows],
+                                           "has_more": pagination["has_more"]})
 
 
 ENDPOINTS = [
