@@ -88,12 +88,12 @@ async def _count(session: AsyncSession, model: Any, post_id: str) -> int:
 # -- handlers --------------------------------------------------------------------------------------------------
 
 
-async def list_community_posts(call: Call, req: ListPostsRequest) -> Reply:
+async def list_community_posts(call: Call, req: ListPostsRequest) -> Reply[list[out.CommunityPostSummary]]:
     assert call.caller is not None
     order = sort_order(getattr(CommunityPost, req.sort_by), CommunityPost.id, req.sort_dir)
     rows, pagination = await older_page(call.session, visible(select(CommunityPost), call.caller).order_by(*order),
                                         req.page, req.limit)
-    return Reply(data=[summary(p) for p in rows], pagination=pagination)
+    return Reply(data=[out.CommunityPostSummary.model_validate(summary(p)) for p in rows], pagination=pagination)
 
 
 async def get_community_post(call: Call, req: PostPath) -> out.CommunityPost:
@@ -128,13 +128,13 @@ async def update_community_post(call: Call, req: UpdatePostRequest) -> out.Commu
 async def delete_community_post(call: Call, req: PostPath) -> out.Deleted:
     post = await _post(call, req.post_id, for_update=True)
     for model in (CommunityComment, CommunityNote, CommunityVote):
-        await call.session.exec(delete(model).where(model.post_id == post.id))
+        await call.session.exec(delete(model).where(col(model.post_id) == post.id))
     await call.session.delete(post)
     await call.session.flush()
     return out.Deleted(id=post.id, outcome="deleted")
 
 
-async def add_community_post_note(call: Call, req: AddNoteRequest) -> Reply:
+async def add_community_post_note(call: Call, req: AddNoteRequest) -> Reply[out.CommunityPost]:
     assert call.caller is not None
     post = await _post(call, req.post_id, for_update=True)
     if await _count(call.session, CommunityNote, post.id) >= out.MAX_NOTES_PER_POST:

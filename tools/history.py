@@ -65,12 +65,13 @@ def history_item(p: Publication, target: PublishTarget | None) -> dict[str, Any]
             "created_at": iso(p.created_at), "updated_at": iso(p.updated_at)}
 
 
-async def list_history(call: Call, req: ListHistoryRequest) -> dict[str, Any]:
+async def list_history(call: Call, req: ListHistoryRequest) -> out.HistoryPage:
     order = sort_order(Publication.created_at, Publication.id, "desc")
     rows, pagination = await older_page_of_ids(call.session, Publication, Publication.id,
                                                (Publication.brand_id == call.brand_id,), order, req.page, req.limit)
     targets = await publication_targets(call.session, call.brand_id, rows)
-    return {"items": [history_item(r, targets.get(r.target_id)) for r in rows], "has_more": pagination["has_more"]}
+    return out.HistoryPage.model_validate({"items": [history_item(r, targets.get(r.target_id)) for r in rows],
+                                           "has_more": pagination["has_more"]})
 
 
 ENDPOINTS = [

@@ -48,12 +48,13 @@ async def list_content_items_older(call: Call, req: ListContentItemsOlderRequest
     return Reply(data=[older(r, labels[r.id]) for r in rows], pagination=pagination)
 
 
-async def list_publications(call: Call, req: ListPublicationsRequest) -> Reply:
+async def list_publications(call: Call, req: ListPublicationsRequest) -> Reply[list[history_out.Publication]]:
     order = sort_order(getattr(Publication, req.sort_by), Publication.id, req.sort_dir)
     rows, pagination = await older_page_of_ids(call.session, Publication, Publication.id,
                                                (Publication.brand_id == call.brand_id,), order, req.page, req.limit)
     targets = await publication_targets(call.session, call.brand_id, rows)
-    return Reply(data=[publication_out(r, targets.get(r.target_id)) for r in rows], pagination=pagination)
+    return Reply(data=[history_out.Publication.model_validate(publication_out(r, targets.get(r.target_id)))
+                       for r in rows], pagination=pagination)
 
 
 ENDPOINTS = [
