@@ -61,7 +61,7 @@ def _pub_links(brand_id: str, publication_id: str) -> dict[str, Any]:
             "history": link("list_history", brand_id=brand_id)}
 
 
-async def get_publication_metrics(call: Call, req: out.PublicationMetricsRequest) -> dict[str, Any]:
+async def get_publication_metrics(call: Call, req: out.PublicationMetricsRequest) -> out.PublicationMetrics:
     p = (await call.session.exec(select(Publication).where(Publication.id == req.publication_id,
                                                            Publication.brand_id == call.brand_id))).first()
     if p is None:
@@ -79,7 +79,7 @@ async def get_publication_metrics(call: Call, req: out.PublicationMetricsRequest
         status = "unsupported" if support(p.platform) is None else "collecting"
     target = await call.session.get(PublishTarget, p.target_id)
     removed = target is not None and target.cleanup_status == "done"
-    return {
+    return out.PublicationMetrics.model_validate({
         "publication_id": p.id, "platform": p.platform, "integration_id": p.integration_id, "post_id": p.post_id,
         "published_at": iso(p.published_at),
         "permalink_url": safe_permalink(p.permalink_url) if p.status == "published" and not removed else None,
@@ -90,22 +90,22 @@ async def get_publication_metrics(call: Call, req: out.PublicationMetricsRequest
         "readings": [{"taken_at": iso(s.taken_at), "metrics": _metrics(s), "network_metrics": dict(s.raw or {})}
                      for s in snapshots],
         "links": _pub_links(call.brand_id, p.id),
-    }
+    })
 
 
-async def get_analytics_summary(call: Call, req: out.SummaryRequest) -> dict[str, Any]:
+async def get_analytics_summary(call: Call, req: out.SummaryRequest) -> out.Summary:
     start, end = _period(call, req.since, req.until)
     found = await summary.rows(call.session, call.brand_id, start, end)
     totals, groups, names = await summary.grouped(call.session, call.brand_id, found, req.group_by, _zone(call))
     keys = sorted(k for k in groups if req.cursor is None or k > req.cursor)
     page, more = keys[:req.limit], len(keys) > req.limit
-    return {
+    return out.Summary.model_validate({
         "period": _period_out(call, start, end), "group_by": req.group_by, "posts": totals.posts,
         "totals": totals.values,
         "groups": [{"key": k, "name": names.get(k), "posts": groups[k].posts, "metrics": groups[k].values}
                    for k in page],
         "next_cursor": page[-1] if more else None,
-    }
+    })
 
 
 async def _top(call: Call, found: Sequence[Any], metric: str, limit: int) -> list[dict[str, Any]]:
@@ -126,11 +126,11 @@ async def _top(call: Call, found: Sequence[Any], metric: str, limit: int) -> lis
     return items
 
 
-async def list_top_posts(call: Call, req: out.TopPostsRequest) -> dict[str, Any]:
+async def list_top_posts(call: Call, req: out.TopPostsRequest) -> out.TopPosts:
     start, end = _period(call, req.since, req.until)
     found = await summary.rows(call.session, call.brand_id, start, end, platform=req.platform)
-    return {"period": _period_out(call, start, end), "metric": req.metric,
-            "items": await _top(call, found, req.metric, req.limit)}
+    return out.TopPosts.model_validate({"period": _period_out(call, start, end), "metric": req.metric,
+                                        "items": await _top(call, found, req.metric, req.limit)})
 
 
 def _lead(totals: dict[str, int | None]) -> str:
@@ -141,7 +141,7 @@ def _lead(totals: dict[str, int | None]) -> str:
     return "likes"
 
 
-async def get_brand_performance(call: Call, req: out.PerformanceRequest) -> dict[str, Any]:
+async def get_brand_performance(call: Call, req: out.PerformanceRequest) -> out.Performance:
     start, end = _period(call, None, None, PERFORMANCE_DAYS)
     zone = _zone(call)
     found = await summary.rows(call.session, call.brand_id, start, end)
@@ -170,10 +170,11 @@ async def get_brand_performance(call: Call, req: out.PerformanceRequest) -> dict
                               f"({t['metrics'][lead]} {lead.replace('_', ' ')})" for t in top)
             lines.append(f"Top posts: {names}.")
         text = " ".join(lines)
-    return {"brand_id": call.brand_id, "period": _period_out(call, start, end), "posts": totals.posts, "text": text,
-            "by_platform": [{"key": k, "name": None, "posts": v.posts, "metrics": v.values}
-                            for k, v in sorted(by_platform.items())],
-            "top_posts": top}
+    return out.Performance.model_validate({
+        "brand_id": call.brand_id, "period": _period_out(call, start, end), "posts": totals.posts, "text": text,
+        "by_platform": [{"key": k, "name": None, "posts": v.posts, "metrics": v.values}
+                        for k, v in sorted(by_platform.items())],
+        "top_posts": top})
 
 
 _GUIDE = ("Read-only; calls no network. Metrics are read by the service 1 h, 6 h, 24 h, 3 d, 7 d and 30 d after "

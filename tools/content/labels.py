@@ -3,17 +3,15 @@ themselves are the labels area's (tools/labels.py); this is the content toolset'
 
 from __future__ import annotations
 
-from typing import Any
-
 from schemas import library as sl
 from schemas.library import ListLabelsRequest
 from tools.endpoint import Call, Endpoint
 from tools.labels import LABELS_PATH, brand_labels
 
 
-async def list_labels(call: Call, req: ListLabelsRequest) -> dict[str, Any]:
+async def list_labels(call: Call, req: ListLabelsRequest) -> sl.LabelList:
     rows = await brand_labels(call.session, call.brand_id)
-    return {"items": [{"id": r.id, "name": r.name, "color": r.color} for r in rows]}
+    return sl.LabelList(items=[sl.LabelRef(id=r.id, name=r.name, color=r.color) for r in rows])
 
 
 ENDPOINTS = [
