@@ -154,3 +154,19 @@ async def test_reading_needs_analytics_scope_and_the_brand(world) -> None:
     wrong = await env.call("get_publication_metrics", world.full_key, brand_id=world.brand_b.id,
                            publication_id=pubs["x"])
     assert wrong.status == 404
+
+
+async def test_the_schedule_page_shows_each_published_posts_metrics(world) -> None:
+    from tests.console.support import make_user, signed_in
+
+    env = world.env
+    sc, sid, pubs = await published(world)
+    env.clock.advance(hours=1)
+    assert await collect.collect_due(env.rt, "w1") == 1
+    await make_user(env, world.ws, "reviewer@example.com")
+    browser = await signed_in(env, "reviewer@example.com")
+    page = await browser.get(f"/console/brands/{sc.brand.id}/schedules/{sid}")
+    assert page.status_code == 200, page.text
+    latest = (await env.call("get_publication_metrics", world.full_key, brand_id=sc.brand.id,
+                             publication_id=pubs["x"])).body["data"]["latest"]
+    assert f"likes {latest['likes']:,}" in page.text and "This network offers no post metrics." in page.text

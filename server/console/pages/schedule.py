@@ -48,10 +48,16 @@ async def run_outcome(c: Console, me: SignedIn, brand_id: str, s: dict[str, Any]
         rows = (await session.exec(select(Publication, PublishTarget).join(
             PublishTarget, PublishTarget.id == Publication.target_id).where(
             PublishTarget.execution_id == run["execution_id"], Publication.brand_id == brand_id).limit(50))).all()
+    metrics: dict[str, dict[str, Any]] = {}
     for pub, target in rows:
         if url := history_item(pub, target)["permalink_url"]:  # History's rule for a safe public link
             links[pub.integration_id] = url
-    return {**run, "permalinks": links, "next_actions": receipt.get("next_actions") or [],
+        if pub.status == "published" and "analytics:read" in me.caller.scopes:  # what the API would show
+            read = await c.api(me, "get_publication_metrics", brand_id=brand_id, publication_id=pub.id)
+            metrics[pub.integration_id] = {
+                "status": read["collection"]["status"], "read_at": read["collection"]["read_at"],
+                "values": [(k.replace("_", " "), v) for k, v in (read["latest"] or {}).items() if v is not None]}
+    return {**run, "permalinks": links, "metrics": metrics, "next_actions": receipt.get("next_actions") or [],
             "retryable": [t["integration_id"] for t in run["targets"] if t.get("next_action") == "create_schedule"],
             "editable": any(t.get("next_action") == "repair_and_preflight" for t in run["targets"])}
 
