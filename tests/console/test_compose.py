@@ -129,6 +129,8 @@ async def test_editing_under_publication_intent_moves_to_draft_first(env) -> Non
     edit = f"{compose}?content_item_id={item_id}&schedule_id={sid}"
     page = await admin.get(edit)
     assert "Move to draft and edit" in page.text
+    found = await admin.get(f"{compose}?content_item_id={item_id}")  # not opened from it: found on the calendar
+    assert f'name="schedule_id" value="{sid}"' in found.text
     form = await _form(admin, edit)
     refused = await admin.post(compose, data={**form, **_post(brand.id, x.id, caption="Changed"),
                                               "content_item_id": item_id, "schedule_id": sid, "action": "save"})

@@ -14,7 +14,7 @@ Pinterest options, and browser uploads with progress through upload sessions.
 from __future__ import annotations
 
 import contextlib
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 from zoneinfo import ZoneInfo
@@ -31,7 +31,7 @@ from server.console import compose_form as cf
 from server.console import web
 from server.console.compose_preview import preview_cards
 from server.console.identity import SignedIn
-from server.console.pages.shared import BRAND, Console, need_scope
+from server.console.pages.shared import BRAND, Console, need_scope, z
 from server.console.web import ConsoleError, redirect, render
 from server.dispatch import validation_error
 from tools import catalogue
@@ -43,6 +43,7 @@ COMPOSE_FIELDS = 600
 LIBRARY = 24  # media shown in the picker (list_media's largest page)
 LIVE = ("action_required", "scheduled")  # Schedule states whose content cannot be edited in place
 ACTIONS = {"save", "check", "review", "approve", "queue"}
+SEARCH_PAGES = 4  # Schedules read to find the one an edited draft is under (200)
 
 
 def _json(data: dict[str, Any], status: int = 200) -> JSONResponse:
@@ -98,15 +99,28 @@ async def _options(c: Console, me: SignedIn, brand_id: str, target: dict[str, An
 
 async def _live_schedule(c: Console, me: SignedIn, brand_id: str, item_id: str,
                          schedule_id: str | None) -> dict[str, Any] | None:
-    """The held or approved Schedule of this content, when the page was opened from it (the review queue and
-    the schedule page link with `schedule_id`)."""
-    if not schedule_id:
+    """The held or approved Schedule of this content: the one the page was opened from (`schedule_id`), else
+    the first found in the next 93 days (`list_schedules`, at most SEARCH_PAGES pages), so an edit the API
+    refuses can offer the way out."""
+    if schedule_id:
+        try:
+            s = await c.api(me, "get_schedule", brand_id=brand_id, schedule_id=schedule_id[:64])
+        except ConsoleError:
+            s = None
+        if s and s["content_item_id"] == item_id and s["status"] in LIVE:
+            return s
+    if "schedule:read" not in me.caller.scopes:
         return None
-    try:
-        s = await c.api(me, "get_schedule", brand_id=brand_id, schedule_id=schedule_id[:64])
-    except ConsoleError:
-        return None
-    return s if s["content_item_id"] == item_id and s["status"] in LIVE else None
+    now = c.rt.clock.now()
+    args: dict[str, Any] = {"brand_id": brand_id, "from": z(now - timedelta(days=1)),
+                            "to": z(now + timedelta(days=92)), "limit": 50}
+    for _ in range(SEARCH_PAGES):
+        data = await c.api(me, "list_schedules", **args)
+        found = next((s for s in data["items"] if s["content_item_id"] == item_id and s["status"] in LIVE), None)
+        if found or not data.get("has_more") or not data.get("next_cursor"):
+            return found
+        args["cursor"] = data["next_cursor"]
+    return None
 
 
 def _approval(me: SignedIn) -> str:
@@ -155,7 +169,8 @@ async def render_compose(c: Console, request: Request, me: SignedIn, *, values: 
     return render("compose.html", status, csp(c), **c.base(
         me, request, brand=b, tab="compose", item=item, item_id=item_id, values=values, targets=targets,
         platforms=platforms, fields={p.key: cf.settings_fields(p.key) for p in platforms}, cf=cf,
-        dynamic=dynamic, media=media, schedule_id=(schedule_id or "")[:64], queues=queues, when=when, tz=b.timezone or "UTC", preflight=preflight,
+        dynamic=dynamic, media=media, schedule_id=(schedule_id or "")[:64], queues=queues, when=when,
+        tz=b.timezone or "UTC", preflight=preflight,
         previews=previews, error=error, issues=issues or [], live=live, idem=idem or web.new_idempotency_key(),
         can_publish=PUBLISH_SCOPE in me.caller.scopes, can_schedule="schedule:write" in me.caller.scopes))
 
