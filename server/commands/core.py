@@ -19,7 +19,6 @@ from storage.tables.integrations import Integration
 from tools.brands import older_brand
 from tools.networks import secrets as networks_secrets
 from tools.operator import actions as operator
-from tools.operator import demo
 from tools.runtime import Runtime
 
 DEMO_WORKSPACE = "Demo workspace"
@@ -81,6 +80,8 @@ async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
         if args.demo:
             existing = (await session.exec(select(Workspace).where(Workspace.name == DEMO_WORKSPACE))).first()
             if existing is None:
+                from tools.operator import demo  # reads every area: loaded only to seed one
+
                 seeded = await demo.seed_demo(session, now)
                 ws, key, secret = seeded["workspace"], seeded["key"], seeded["secret"]
                 brands = seeded["brands"]
