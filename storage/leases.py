@@ -75,6 +75,12 @@ class Leased:
                 .values(lease_owner=owner, lease_expires_at=now + lease, updated_at=now, **self.on_claim)
                 .returning(c.id))
 
+    async def any_due(self, db: Database, due: ColumnElement[bool]) -> bool:
+        """Whether a claim would find a row: a read first, so an idle worker pass takes no write lock."""
+        async with db.session(write=False) as session:
+            connection = await session.connection()
+            return (await connection.execute(select(self.table.c.id).where(due).limit(1))).first() is not None
+
     async def claim(self, db: Database, due: ColumnElement[bool], now: datetime, owner: str, *,
                     lease: timedelta, limit: int) -> list[str]:
         """Claim up to `limit` due rows for `owner`, atomically; their IDs (sorted)."""

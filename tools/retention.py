@@ -6,6 +6,8 @@
 - Finished jobs: `done` after JOB_DONE_DAYS, `failed` after JOB_FAILED_DAYS (kept longer for diagnosis).
 - Rate-limit counters (`SOCIALPUB_RATE_LIMIT_STORAGE=database`) whose window ended.
 - Spent OAuth codes and rotated refresh tokens (kept to detect a replay) once they would have expired anyway.
+- Events (docs/events.md) after EVENT_DAYS: webhook attempts, then settled webhook messages, then fanned-out events
+  no message refers to; settled email outbox rows (sent, failed, skipped).
 
 Each kind deletes at most BATCH rows per worker pass, found by a read first so an idle pass takes no write lock.
 Notifications, publish history and the sandbox ledger are kept (docs/operations.md, "Retention").
@@ -17,11 +19,13 @@ import time
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete
+from sqlalchemy import delete, exists
 from sqlmodel import select
 
+from storage.tables.events import Event, WebhookAttempt, WebhookMessage
 from storage.tables.idempotency import IdempotencyRecord
 from storage.tables.jobs import Job
+from storage.tables.notifications import EmailOutbox
 from storage.tables.oauth import OAuthSpentToken
 from storage.tables.operations import RateLimitCounter
 from tools.runtime import Runtime
@@ -29,6 +33,7 @@ from tools.runtime import Runtime
 BATCH = 500
 JOB_DONE_DAYS = 7
 JOB_FAILED_DAYS = 30
+EVENT_DAYS = 30  # webhook delivery logs, the event log, sent emails
 
 
 def idempotency_cutoff(rt: Runtime, now: datetime | None = None) -> datetime:
@@ -61,6 +66,24 @@ async def sweep(rt: Runtime) -> dict[str, int]:
                                                    RateLimitCounter.expires_at < time.time()),
         "oauth_spent_tokens": await _delete_batch(rt, OAuthSpentToken, OAuthSpentToken.token_hash,
                                                   OAuthSpentToken.expires_at < time.time()),
+        **await _events(rt, now - timedelta(days=EVENT_DAYS)),
+    }
+
+
+async def _events(rt: Runtime, cutoff: datetime) -> dict[str, int]:
+    """Children first: attempts, settled messages, then events no message refers to."""
+    return {
+        "webhook_attempts": await _delete_batch(rt, WebhookAttempt, WebhookAttempt.id,
+                                                WebhookAttempt.created_at < cutoff),
+        "webhook_messages": await _delete_batch(
+            rt, WebhookMessage, WebhookMessage.id, WebhookMessage.status.in_(("delivered", "failed")),
+            WebhookMessage.updated_at < cutoff,
+            ~exists().where(WebhookAttempt.message_id == WebhookMessage.id)),
+        "events": await _delete_batch(rt, Event, Event.id, Event.fanned_out.is_(True), Event.created_at < cutoff,
+                                      ~exists().where(WebhookMessage.event_id == Event.id)),
+        "email_outbox": await _delete_batch(rt, EmailOutbox, EmailOutbox.id,
+                                            EmailOutbox.status.in_(("sent", "failed", "skipped")),
+                                            EmailOutbox.created_at < cutoff),
     }
 
 

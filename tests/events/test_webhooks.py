@@ -231,3 +231,21 @@ async def test_event_is_written_with_the_state_change(world) -> None:
     async with env.db.session(write=False) as s:
         [event] = (await s.exec(select(Event).where(Event.subject_id == sid))).all()
     assert event.type == "schedule.published" and event.fanned_out is False
+
+
+async def test_retention_removes_old_delivery_logs_children_first(world, receiver) -> None:
+    from tools import retention
+
+    env = world.env
+    allow_loopback(env)
+    await endpoint(env, world.ws, receiver.url, ["schedule.published"])
+    await publish(world, ["facebook"])
+    await drain(env)
+    assert [m.status for m in await messages(env)] == ["delivered"]
+    env.clock.advance(days=retention.EVENT_DAYS - 1)
+    swept = await retention.sweep(env.rt)
+    assert swept["webhook_messages"] == swept["events"] == 0  # not old enough
+    env.clock.advance(days=2)
+    swept = await retention.sweep(env.rt)
+    assert swept["webhook_attempts"] == 1 and swept["webhook_messages"] == 1 and swept["events"] >= 1
+    assert await messages(env) == []

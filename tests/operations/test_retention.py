@@ -64,7 +64,9 @@ async def test_worker_tick_deletes_expired_rows_in_bounded_batches(world, monkey
         s.add(RateLimitCounter(key="running", count=3, expires_at=time.time() + 60))
     first = await retention.sweep(env.rt)
     assert first == {"idempotency_records": 3, "jobs_done": 1, "jobs_failed": 1, "rate_limit_counters": 1,
-                     "oauth_spent_tokens": 0}  # (tests/console/test_oauth_rfcs.py sweeps those)
+                     "oauth_spent_tokens": 0,  # (tests/console/test_oauth_rfcs.py sweeps those)
+                     "webhook_attempts": 0, "webhook_messages": 0, "events": 0,
+                     "email_outbox": 0}  # (tests/events/test_webhooks.py sweeps those)
     await Worker(env.rt).run_once()  # the tick takes the next batch
     assert await count(env, IdempotencyRecord) == 1
     assert await count(env, IdempotencyRecord, IdempotencyRecord.key == "young") == 1

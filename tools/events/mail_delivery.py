@@ -121,6 +121,8 @@ async def deliver_mail(rt: Runtime, owner: str) -> int:
     config = config_or_none(rt)
     if config is None or owner in rt.stopping:
         return 0
+    if not await OUTBOX.any_due(rt.db, due(rt.clock.now())):
+        return 0
     ids = await OUTBOX.claim(rt.db, due(rt.clock.now()), rt.clock.now(), owner, lease=LEASE, limit=BATCH)
     done = 0
     for row_id in ids:

@@ -70,6 +70,9 @@ async def fan_out(rt: Runtime, owner: str) -> int:
     if owner in rt.stopping:
         return 0
     now = rt.clock.now()
+    async with rt.db.session(write=False) as session:
+        if (await session.exec(select(Event.id).where(Event.fanned_out.is_(False)).limit(1))).first() is None:
+            return 0
     async with rt.db.session(write=True) as session:
         events = (await session.exec(select(Event).where(Event.fanned_out.is_(False)).order_by(Event.id)
                                      .limit(BATCH).with_for_update(skip_locked=True))).all()
@@ -188,6 +191,8 @@ async def deliver_webhooks(rt: Runtime, owner: str) -> int:
     if owner in rt.stopping:
         return 0
     now = rt.clock.now()
+    if not await MESSAGES.any_due(rt.db, due(now)):
+        return 0
     ids = await MESSAGES.claim(rt.db, due(now), now, owner, lease=LEASE, limit=BATCH)
     if not ids:
         return 0
