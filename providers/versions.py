@@ -37,8 +37,11 @@ class ApiVersion:
 # The defaults, each with the page its sunset was read from (checked 2026-11-28).
 DEFAULTS = (
     # LinkedIn Marketing API versioning (https://learn.microsoft.com/en-us/linkedin/marketing/versioning): monthly
-    # versions, each supported at least a year. "API Migration Status" table, read 2026-11-28: 202607 (July 2026)
-    # sunsets July 15, 2027 (202603, the previous default, March 16, 2027; 202510 sunset October 15, 2026).
+    # versions, each supported at least a year. The copies of LinkedIn's "API Migration Status" table reachable on
+    # 2026-11-28 list versions up to 202603 (sunset March 16, 2027; 202510 sunset October 15, 2026). 202607 (July
+    # 2026) and its sunset, July 15, 2027, come from a third-party copy of that table (api-evangelist/linkedin-ads,
+    # lifecycle/linkedin-ads-lifecycle.yml, taken 2026-08-13), consistent with the one-year rule: confirm both on
+    # the live migrations page when next bumping, and correct this line if LinkedIn's date differs.
     # Between 202603 and 202607 the recent-changes page lists no change to the Posts, Images or Videos APIs the
     # adapter calls (202604-202607 changed analytics, events, conversions, audiences and campaigns only).
     ApiVersion("LINKEDIN", "LinkedIn-Version header", ("linkedin",), "202607", date(2027, 7, 15),
