@@ -57,9 +57,13 @@ def test_check_mode_reports_stale_files(tmp_path, monkeypatch, capsys) -> None:
     (tmp_path / "mcp.md").write_text(generate.MCP_DOC_PATH.read_text().replace(generate.SIZE_END, "| stale |\n"
                                                                              + generate.SIZE_END))
     monkeypatch.setattr(generate, "MCP_DOC_PATH", tmp_path / "mcp.md")
+    # README.md likewise, around its settings table (schemas/settings.py)
+    (tmp_path / "README.md").write_text(generate.README_PATH.read_text().replace(
+        generate.SETTINGS_BEGIN + "\n", generate.SETTINGS_BEGIN + "\n| stale |\n"))
+    monkeypatch.setattr(generate, "README_PATH", tmp_path / "README.md")
     monkeypatch.setattr(generate, "ROOT", tmp_path)
     assert generate.main(["--check"]) == 1
     err = capsys.readouterr().err
-    assert "stale: manifest.json" in err and "stale: mcp.md" in err
+    assert "stale: manifest.json" in err and "stale: mcp.md" in err and "stale: README.md" in err
     assert generate.main([]) == 0
     assert generate.main(["--check"]) == 0
