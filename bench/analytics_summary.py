@@ -105,7 +105,7 @@ async def main(posts: int, others: int, repeat: int) -> float:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--posts", type=int, default=500)
     parser.add_argument("--others", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=30)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+import mcp_types as types
 import pytest
 
 from schemas.ids import new_id
@@ -17,6 +18,19 @@ from storage.tables.library import Label
 from tests.mcp.support import in_memory
 
 pytestmark = pytest.mark.anyio
+
+
+def text_of(result: types.ReadResourceResult) -> str:
+    content = result.contents[0]
+    assert isinstance(content, types.TextResourceContents)
+    return content.text
+
+
+def test_the_metric_types_are_the_common_set() -> None:
+    from typing import get_args
+
+    from schemas.analytics import Metric, Metrics
+    assert get_args(Metric) == COMMON and tuple(Metrics.model_fields) == COMMON
 
 
 async def seed(env, brand, rows: list[dict]) -> list[str]:
@@ -33,12 +47,15 @@ async def seed(env, brand, rows: list[dict]) -> list[str]:
             pub = new_id("pub")
             ids.append(pub)
             values = {k: r.get(k) for k in COMMON}
-            s.add(PostMetricsState(publication_id=pub, workspace_id=brand.workspace_id, brand_id=brand.id,
-                                   integration_id="int_x", platform=r["platform"], post_id=item.id,
-                                   publish_id="p", published_at=r["at"], status="collecting", step=1,
-                                   next_due_at=r["at"] + timedelta(hours=6),
-                                   read_at=None if r.get("unread") else r["at"] + timedelta(hours=1),
-                                   created_at=now, updated_at=now, **values))
+            state = PostMetricsState(publication_id=pub, workspace_id=brand.workspace_id, brand_id=brand.id,
+                                     integration_id="int_x", platform=r["platform"], post_id=item.id,
+                                     publish_id="p", published_at=r["at"], status="collecting", step=1,
+                                     next_due_at=r["at"] + timedelta(hours=6),
+                                     read_at=None if r.get("unread") else r["at"] + timedelta(hours=1),
+                                     created_at=now, updated_at=now)
+            for name, value in values.items():
+                setattr(state, name, value)
+            s.add(state)
             for label in r.get("labels", []):
                 await s.flush()
                 s.add(ContentItemLabel(content_item_id=item.id, label_id=label, brand_id=brand.id))
@@ -126,13 +143,13 @@ async def test_performance_resource_for_agents(world) -> None:
     now = env.clock.now()
     uri = f"socialpub://brands/{a.id}/performance"
     async with in_memory(env, world.full_key) as client:
-        empty = json.loads((await client.read_resource(uri)).contents[0].text)
+        empty = json.loads(text_of(await client.read_resource(uri)))
     assert empty["posts"] == 0 and "No published post" in empty["text"]
 
     await seed(env, a, [{"platform": "x", "at": now - timedelta(days=1), "likes": 40, "name": "Cold brew <b>"},
                         {"platform": "youtube", "at": now - timedelta(days=2), "likes": 4}])
     async with in_memory(env, world.full_key) as client:
-        perf = json.loads((await client.read_resource(uri)).contents[0].text)
+        perf = json.loads(text_of(await client.read_resource(uri)))
         summary = await client.call_tool("get_analytics_summary", {"brand_id": a.id})
     assert perf["posts"] == 2 and "on x" in perf["text"] and "Cold brew <b>" in perf["text"]
     assert len(perf["text"]) < 1200  # a few hundred tokens

@@ -19,7 +19,7 @@ import logging
 from datetime import datetime, timedelta
 
 from sqlalchemy import update
-from sqlmodel import select
+from sqlmodel import col, select
 
 from providers.base import Account, ProviderError
 from providers.metrics import PostMetrics
@@ -44,9 +44,9 @@ PERMISSION_NOTICE_WINDOW = timedelta(days=30)
 
 
 def due_query(now: datetime, limit: int = BATCH):
-    return (select(PostMetricsState.publication_id, PostMetricsState.next_due_at)
-            .where(PostMetricsState.status == "collecting", PostMetricsState.next_due_at <= now)
-            .order_by(PostMetricsState.next_due_at).limit(limit))
+    return (select(PostMetricsState.publication_id, col(PostMetricsState.next_due_at))
+            .where(col(PostMetricsState.status) == "collecting", col(PostMetricsState.next_due_at) <= now)
+            .order_by(col(PostMetricsState.next_due_at)).limit(limit))
 
 
 async def collect_due(rt: Runtime, worker_id: str) -> int:
@@ -55,15 +55,17 @@ async def collect_due(rt: Runtime, worker_id: str) -> int:
         due = list((await s.exec(due_query(now))).all())
     done = 0
     for publication_id, due_at in due:
-        done += await read_one(rt, publication_id, due_at)
+        if due_at is not None:  # the query selects due rows only
+            done += await read_one(rt, publication_id, due_at)
     return done
 
 
 async def _claim(rt: Runtime, publication_id: str, due_at: datetime, now: datetime) -> bool:
     async with rt.db.session(write=True) as s:
-        result = await s.exec(update(PostMetricsState)  # type: ignore[call-overload]
-                              .where(PostMetricsState.publication_id == publication_id,
-                                     PostMetricsState.status == "collecting", PostMetricsState.next_due_at == due_at)
+        result = await s.exec(update(PostMetricsState)
+                              .where(col(PostMetricsState.publication_id) == publication_id,
+                                     col(PostMetricsState.status) == "collecting",
+                                     col(PostMetricsState.next_due_at) == due_at)
                               .values(next_due_at=now + CLAIM))
         return bool(result.rowcount == 1)
 
@@ -164,9 +166,9 @@ async def _permission_missing(rt: Runtime, publication_id: str, integration_id: 
     """The network refused: the account did not grant the permission metrics need. Every post of the account
     stops (one indexed update) and the brand's admins are told once, with what to do."""
     async with rt.db.session(write=True) as s:
-        await s.exec(update(PostMetricsState)  # type: ignore[call-overload]
-                     .where(PostMetricsState.integration_id == integration_id,
-                            PostMetricsState.status == "collecting")
+        await s.exec(update(PostMetricsState)
+                     .where(col(PostMetricsState.integration_id) == integration_id,
+                            col(PostMetricsState.status) == "collecting")
                      .values(status="permission_missing", next_due_at=None, updated_at=now))
         state = await s.get(PostMetricsState, publication_id)
         integration = await s.get(Integration, integration_id)

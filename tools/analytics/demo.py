@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from providers.base import Account
 from providers.metrics import SUPPORT
@@ -35,7 +35,7 @@ async def seed_demo(session: Any, now: datetime, workspace: Any, brands: list[An
     brand = brands[0]
     accounts = (await session.exec(select(Integration).where(
         Integration.brand_id == brand.id, Integration.status == "connected",
-        Integration.platform.in_(sorted(SUPPORT))))).all()  # type: ignore[attr-defined]
+        col(Integration.platform).in_(sorted(SUPPORT))))).all()
     if not accounts:
         return {}
     sandbox = SandboxProvider()
@@ -99,8 +99,11 @@ async def _published_post(session: Any, brand: Any, account: Integration, name: 
                                    **latest))
         step += 1
     due = next_due(at, now)
-    session.add(PostMetricsState(
+    state = PostMetricsState(
         publication_id=pub.id, workspace_id=brand.workspace_id, brand_id=brand.id, integration_id=account.id,
         platform=account.platform, post_id=item.id, publish_id=publish_id, published_at=at,
         status="collecting" if due else "done", step=step, next_due_at=due,
-        read_at=(at + STEPS[step - 1]) if step else None, created_at=at, updated_at=now, **latest))
+        read_at=(at + STEPS[step - 1]) if step else None, created_at=at, updated_at=now)
+    for name, value in latest.items():
+        setattr(state, name, value)
+    session.add(state)
