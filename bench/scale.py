@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sqlalchemy import insert, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
-from sqlmodel import select
+from sqlmodel import col, select
 
 from bench.scratch import scratch_runtime
 from schemas.ids import new_id
@@ -138,13 +138,14 @@ class Meter:
 
 async def measured(meter: Meter, call, repeat: int, rounds: int = 3) -> float:
     """CPU seconds per call: the lowest of `rounds` rounds of `repeat` calls (as bench/rest_cpu.py)."""
-    best = None
+    best: float | None = None
     for _ in range(rounds):
         before = await meter.now()
         for _ in range(repeat):
             await call()
         spent = (await meter.now() - before) / repeat
         best = spent if best is None else min(best, spent)
+    assert best is not None  # rounds >= 1
     return best
 
 
@@ -156,10 +157,10 @@ async def time_reads(rt, dispatcher: Dispatcher, secret: str, brand_id: str, pos
     async with rt.db.session(write=False) as s:
         mid_item = (await s.exec(select(ContentItem.id).where(ContentItem.brand_id == brand_id,
                                                               ContentItem.updated_at <= middle)
-                                 .order_by(ContentItem.updated_at.desc(), ContentItem.id.desc()).limit(1))).one()
+                                 .order_by(col(ContentItem.updated_at).desc(), col(ContentItem.id).desc()).limit(1))).one()
         mid_sch = (await s.exec(select(Schedule.id, Schedule.scheduled_at).where(
             Schedule.brand_id == brand_id, Schedule.scheduled_at <= middle)
-            .order_by(Schedule.scheduled_at.desc(), Schedule.id.desc()).limit(1))).one()
+            .order_by(col(Schedule.scheduled_at).desc(), col(Schedule.id).desc()).limit(1))).one()
     window = {"from": iso(start), "to": iso(end)}
     signer = signing.signer(rt.settings, CURSOR_PURPOSE)
 
@@ -284,6 +285,7 @@ async def main(args) -> None:
 
 
 if __name__ == "__main__":
+    assert __doc__ is not None  # the module docstring above
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=1_000, help="posts of the measured brand, small phase")
     parser.add_argument("--large", type=int, default=20_000, help="posts of the measured brand, large phase "

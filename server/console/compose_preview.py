@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from server.console import preview
 from storage.tables.media import Media
@@ -25,7 +25,7 @@ async def preview_cards(rt: Runtime, brand_id: str, item: dict[str, Any], target
     accounts (list_targets rows); `issues`: preflight's, placed next to the part they concern."""
     wanted = list(dict.fromkeys(media_ids))[:MAX_MEDIA]
     async with rt.db.session(write=False) as session:
-        rows = (await session.exec(select(Media).where(Media.brand_id == brand_id, Media.id.in_(wanted)))).all() \
+        rows = (await session.exec(select(Media).where(Media.brand_id == brand_id, col(Media.id).in_(wanted)))).all() \
             if wanted else []
     thumbs = {m.id: url for m in rows if (url := asset_url(rt.settings, m.thumbnail_large_id or m.thumbnail_small_id))}
     try:

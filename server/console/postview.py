@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas.platforms import BY_KEY, SETTINGS_KEYS
 from server.console import preview
@@ -65,9 +65,9 @@ async def post_view(c: Console, me: SignedIn, brand: Brand, s: dict[str, Any], *
               if t.get("integration_id")}
     async with c.rt.db.session(write=False) as session:
         rows = {i.id: i for i in (await session.exec(select(Integration).where(
-            Integration.brand_id == brand.id, Integration.id.in_(s["integration_ids"])))).all()}
+            Integration.brand_id == brand.id, col(Integration.id).in_(s["integration_ids"])))).all()}
         wanted = _media_ids(item)[:MEDIA_MAX]
-        media = (await session.exec(select(Media).where(Media.brand_id == brand.id, Media.id.in_(wanted)))).all() \
+        media = (await session.exec(select(Media).where(Media.brand_id == brand.id, col(Media.id).in_(wanted)))).all() \
             if wanted else []
     targets = []
     for iid in s["integration_ids"]:

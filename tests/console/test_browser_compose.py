@@ -22,7 +22,7 @@ from playwright.sync_api import Page, expect  # noqa: E402  (after the skip)
 
 # test_browser's fixtures, used here as its own: a served app and Chromium for this module
 browser, server, page = tb.browser, tb.server, tb.page
-Server, shot, sign_in = tb.Server, tb.shot, tb.sign_in
+shot, sign_in = tb.shot, tb.sign_in
 
 TZ = ZoneInfo("America/New_York")  # the demo brand's zone
 
@@ -41,7 +41,7 @@ def _account(page: Page, platform: str) -> Any:
     return page.locator(f"#targets input[data-platform={platform}]").first
 
 
-def test_compose_upload_check_schedule_drag_and_undo(page: Page, server: Server) -> None:
+def test_compose_upload_check_schedule_drag_and_undo(page: Page, server: tb.Server) -> None:
     sign_in(page, server, "admin@example.com")
     page.goto(f"{server.base}/console/brands/{server.brand}")
     page.get_by_role("navigation", name="Brand").get_by_role("link", name="New post").click()
@@ -95,7 +95,7 @@ def test_compose_upload_check_schedule_drag_and_undo(page: Page, server: Server)
     shot(page, "calendar-list")
 
 
-def test_compose_and_schedule_with_javascript_off(browser: Any, server: Server) -> None:
+def test_compose_and_schedule_with_javascript_off(browser: Any, server: tb.Server) -> None:
     context = browser.new_context(viewport={"width": 1100, "height": 760}, java_script_enabled=False)
     page = context.new_page()
     try:

@@ -172,7 +172,9 @@ async def test_move_on_the_calendar_and_undo(env) -> None:
     sid = done.headers["location"].split("/schedules/")[1].split("?")[0]
     cal = f"/console/brands/{brand.id}/calendar?day=2026-03-05"
     week = await admin.get(cal)
-    entry = re.search(rf'<a href="[^"]*/schedules/{sid}"[^>]*>.*?</a>', week.text, re.S).group(0)
+    entry_match = re.search(rf'<a href="[^"]*/schedules/{sid}"[^>]*>.*?</a>', week.text, re.S)
+    assert entry_match is not None
+    entry = entry_match.group(0)
     assert 'draggable="true"' in entry and "10:30" in entry and "Spring roast" in entry and "st-scheduled" in entry
     assert 'title="X"' in entry  # the platform icon
     moved = await admin.post(f"/console/brands/{brand.id}/schedules/{sid}/reschedule", data={
@@ -184,6 +186,7 @@ async def test_move_on_the_calendar_and_undo(env) -> None:
     after = await admin.get(moved.headers["location"])
     assert "Schedule moved." in after.text and "It was at 2026-03-05 10:30" in after.text
     undo = re.search(r'<form method="post" action="([^"]+)" class="notice undo">(.*?)</form>', after.text, re.S)
+    assert undo is not None
     fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', undo.group(2)))
     back = await admin.post(unescape(undo.group(1)), data=fields)
     assert back.status_code == 303 and "notice=undone" in back.headers["location"]

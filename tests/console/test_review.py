@@ -125,7 +125,9 @@ async def test_counts_and_blockers_shown_are_preflights(env) -> None:
     for b in blockers:  # each blocker, in preflight's words, in the card of its account, once
         card = cards[platform_of[b["integration_id"]]]
         assert card.count(f'<li class="blocker">{html.escape(b["message"])}') == 1, b
-        counted = int(re.search(r" is (\d+) ", b["message"]).group(1))
+        counted_match = re.search(r" is (\d+) ", b["message"])
+        assert counted_match is not None
+        counted = int(counted_match.group(1))
         assert counted in [n for n, _, _ in counts_of(card)]  # the number preflight counted, shown on the card
     assert page.count('<li class="blocker">') == len(blockers)
     x_counts = counts_of(cards["x"])
@@ -200,7 +202,9 @@ async def test_a_partly_failed_run_says_what_happened_with_retry_and_permalinks(
     page = (await member.get(f"/console/brands/{brand.id}/schedules/{sid}")).text
     assert "What happened" in page and html.escape(SAFE_FAILURES["unavailable"][0]) in page
     assert "Preflight (as if approved now)" not in page  # the run has executed
-    row = re.search(r"<tr>\s*<td>Acme on Bluesky.*?</tr>", page, re.S).group(0)
+    row_match = re.search(r"<tr>\s*<td>Acme on Bluesky.*?</tr>", page, re.S)
+    assert row_match is not None
+    row = row_match.group(0)
     assert 'href="https://' in row and "open post" in row  # the permalink of what did publish
     assert "Retry" in page and "held for review" in page  # a member's retry waits for review
     retried = await member.post(f"/console/brands/{brand.id}/schedules/{sid}/retry", data={
@@ -238,8 +242,10 @@ async def test_media_shows_as_thumbnails_with_what_each_network_does_with_it(env
     media_url = env.rt.settings.resolved_media_url
     assert f'<img src="{media_url}/assets/{fits.thumbnail_large_id}"' in cards["instagram"]
     assert "Instagram takes it as it is (1080×1350)." in cards["instagram"]
-    refused = re.search(r'<figure class="refused">.*?</figure>', cards["instagram"], re.S).group(0)
-    assert wide.thumbnail_large_id in refused and "Instagram refuses it as it is." in refused
+    refused_match = re.search(r'<figure class="refused">.*?</figure>', cards["instagram"], re.S)
+    assert refused_match is not None
+    refused = refused_match.group(0)
+    assert wide.thumbnail_large_id is not None and wide.thumbnail_large_id in refused and "Instagram refuses it as it is." in refused
     assert "padding to 1080×566 (29% border)" in refused and "No centre crop: " in refused  # repair options
     assert "aspect ratio is 1080:400" in refused  # the blocker, next to the file it concerns
     assert f"{video.thumbnail_large_id}" in cards["x"] and "(poster frame)" in cards["x"]
@@ -254,7 +260,7 @@ async def test_thumbnails_on_a_media_host_of_their_own_are_allowed_by_the_pages_
 
     def csp(**settings: str) -> str:
         rt = SimpleNamespace(settings=env.rt.settings.model_copy(update=settings), clock=env.clock)
-        return Console(rt, None).media_headers().get("Content-Security-Policy", "same")  # type: ignore[arg-type]
+        return Console(rt, None).media_headers().get("Content-Security-Policy", "same")  # pyright: ignore[reportArgumentType]  # a stand-in: media_headers reads only settings
 
     assert csp() == "same"  # media under the public URL: 'self' covers it
     assert "img-src 'self' https://cdn.example;" in csp(media_url="https://cdn.example/m")

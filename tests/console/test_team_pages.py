@@ -21,6 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 import respx
+from mcp.types import TextResourceContents
 from sqlmodel import select
 
 from providers import tumblr, x
@@ -54,7 +55,9 @@ async def test_invite_accept_role_and_deactivate(env) -> None:
     resp = await post(admin, "/console/team", "/console/team/invite", email="New@A.example", role="member")
     assert resp.status_code == 303 and resp.headers["location"] == "/console/team?notice=invited"
     shown = await admin.get(resp.headers["location"])
-    link = re.search(r'id="invite-link" value="([^"]+)"', shown.text).group(1)
+    link_match = re.search(r'id="invite-link" value="([^"]+)"', shown.text)
+    assert link_match is not None
+    link = link_match.group(1)
     assert "Invitation created." in shown.text
     assert link.startswith("http://testserver/console/invitations/")
     assert link not in (await admin.get("/console/team")).text  # shown once
@@ -87,7 +90,9 @@ async def test_invite_accept_role_and_deactivate(env) -> None:
     assert refused.status_code == 403
 
     listed = (await admin.get("/console/team")).text
-    user_id = re.search(r'data-user="new@a.example">.*?<code>(usr_[^<]+)</code>', listed, re.S).group(1)
+    user_id_match = re.search(r'data-user="new@a.example">.*?<code>(usr_[^<]+)</code>', listed, re.S)
+    assert user_id_match is not None
+    user_id = user_id_match.group(1)
     resp = await post(admin, "/console/team", f"/console/team/{user_id}/role", role="admin")
     assert resp.status_code == 303
     assert (await member.get("/console/team")).status_code == 200  # an admin now, at once
@@ -95,7 +100,9 @@ async def test_invite_accept_role_and_deactivate(env) -> None:
     # a key the member made acts until deactivation, then both it and the session are refused at once
     created = await post(member, "/console/keys", "/console/keys", name="mine", scopes="posts:read")
     assert created.status_code == 303
-    secret = re.search(r"(socialpub_live_[A-Za-z0-9_\-]+)", (await member.get("/console/keys")).text).group(1)
+    secret_match = re.search(r"(socialpub_live_[A-Za-z0-9_\-]+)", (await member.get("/console/keys")).text)
+    assert secret_match is not None
+    secret = secret_match.group(1)
     assert (await env.rest.get("/v1/context", headers=env.auth(secret))).status_code == 200
     resp = await post(admin, "/console/team", f"/console/team/{user_id}/deactivate")
     assert resp.status_code == 303
@@ -105,7 +112,9 @@ async def test_invite_accept_role_and_deactivate(env) -> None:
     assert (await sign_in(client(env), "new@a.example")).status_code == 401
 
     # the last admin cannot be demoted or deactivated (from the page either)
-    me_id = re.search(r'data-user="admin@a.example">.*?<code>(usr_[^<]+)</code>', listed, re.S).group(1)
+    me_id_match = re.search(r'data-user="admin@a.example">.*?<code>(usr_[^<]+)</code>', listed, re.S)
+    assert me_id_match is not None
+    me_id = me_id_match.group(1)
     refused = await post(admin, "/console/team", f"/console/team/{me_id}/deactivate")
     assert refused.status_code == 422 and "last admin" in refused.text
 
@@ -117,7 +126,9 @@ async def test_refusals_across_workspaces_and_without_csrf(env) -> None:
     await make_user(env, other_ws, "admin@b.example", "admin")
     a = await signed_in(env, "admin@a.example")
     listed = (await a.get("/console/team")).text
-    a_id = re.search(r"<code>(usr_[^<]+)</code>", listed).group(1)
+    a_id_match = re.search(r"<code>(usr_[^<]+)</code>", listed)
+    assert a_id_match is not None
+    a_id = a_id_match.group(1)
     b = await signed_in(env, "admin@b.example")
     assert "admin@a.example" not in (await b.get("/console/team")).text
     for action, data in ((f"/console/team/{a_id}/role", {"role": "member"}),
@@ -251,6 +262,7 @@ async def test_brand_settings_show_in_brand_context_over_mcp(env) -> None:
     assert resp.status_code == 303
     async with in_memory(env, key) as mcp:
         result = await mcp.read_resource(f"socialpub://brands/{brand.id}/context")
+        assert isinstance(result.contents[0], TextResourceContents)
         ctx = json.loads(result.contents[0].text)
         tool = await mcp.call_tool("get_brand_context", {"brand_id": brand.id})
     assert ctx["voice"]["profile"] == "Warm, plain; for home bakers." and ctx["brand"]["timezone"] == "Europe/Lisbon"

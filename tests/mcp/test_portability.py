@@ -70,6 +70,7 @@ async def test_create_content_item_says_settings_are_needed_and_types_single_cop
     async with in_memory(world.env, world.full_key) as client:
         tools, _ = await all_tools(client)
     tool = next(t for t in tools if t.name == "create_content_item")
+    assert tool.description is not None
     assert "SETTINGS_MISSING" in tool.description and "<platform>_settings" in tool.description
     single = tool.input_schema["properties"]["single_copy"]
     assert single["type"] == "object" and single["properties"]

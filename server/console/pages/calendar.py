@@ -44,7 +44,8 @@ STATES = (
 
 
 def state_of(s: dict[str, Any]) -> str:
-    return {"action_required": "held", "partially_published": "partly"}.get(s["status"], s["status"])
+    status: str = s["status"]
+    return {"action_required": "held", "partially_published": "partly"}.get(status, status)
 
 
 def _day(value: str | None, fallback: date) -> date:

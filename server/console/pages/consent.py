@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlmodel import select
+from sqlmodel import col, select
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -65,7 +65,7 @@ async def consent_answer(c: Console, request: Request, me: SignedIn) -> Response
         async with c.rt.db.session(write=True) as session:
             if brand_ids is not None:
                 found = set((await session.exec(select(Brand.id).where(
-                    Brand.workspace_id == me.caller.workspace_id, Brand.id.in_(brand_ids)))).all())
+                    Brand.workspace_id == me.caller.workspace_id, col(Brand.id).in_(brand_ids)))).all())
                 if not brand_ids or found != set(brand_ids):
                     raise ConsoleError("Pick brands of your workspace.", 422)
             target = await oauth.grant_code(c.rt, session, client.client_id, params, me.user, chosen, brand_ids)

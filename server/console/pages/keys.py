@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import select
+from sqlmodel import col, select
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -26,7 +26,7 @@ async def keys_context(c: Console, me: SignedIn) -> dict[str, Any]:
         query = select(ApiKey).where(ApiKey.workspace_id == me.caller.workspace_id)
         if not me.is_admin:
             query = query.where(ApiKey.user_id == me.user.id)
-        rows = (await session.exec(query.order_by(ApiKey.created_at.desc(), ApiKey.id).limit(200))).all()
+        rows = (await session.exec(query.order_by(col(ApiKey.created_at).desc(), col(ApiKey.id)).limit(200))).all()
         brands = (await session.exec(select(Brand).where(Brand.workspace_id == me.caller.workspace_id)
                                      .order_by(Brand.name).limit(500))).all()
     return {"keys": [k for k in rows if k.id not in hidden], "brands": brands, "groups": scope_groups(),
@@ -58,6 +58,7 @@ async def create_key(c: Console, request: Request, me: SignedIn) -> Response:
     try:
         async with c.rt.db.session(write=True) as session:
             ws = await session.get(Workspace, me.caller.workspace_id)
+            assert ws is not None  # the signed-in caller's own workspace
             key, secret = await operator.create_key(session, c.rt.clock.now(), ws, name, wanted,
                                                     brand_ids=brand_ids, role=me.user.role, user_id=me.user.id)
     except operator.OperatorError as exc:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlmodel import select
+from sqlmodel import col, select
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -46,7 +46,7 @@ async def run_outcome(c: Console, me: SignedIn, brand_id: str, s: dict[str, Any]
     links: dict[str, str] = {}
     async with c.rt.db.session(write=False) as session:
         rows = (await session.exec(select(Publication, PublishTarget).join(
-            PublishTarget, PublishTarget.id == Publication.target_id).where(
+            PublishTarget, col(PublishTarget.id) == Publication.target_id).where(
             PublishTarget.execution_id == run["execution_id"], Publication.brand_id == brand_id).limit(50))).all()
     metrics: dict[str, dict[str, Any]] = {}
     for pub, target in rows:

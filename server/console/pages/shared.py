@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 from zoneinfo import ZoneInfo
 
-from sqlmodel import func, select
+from sqlmodel import col, func, select
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -100,10 +100,10 @@ class Console:
 
     def held(self, me: SignedIn, brand_id: str | None = None) -> Any:
         """Held Schedules the user may see (their workspace, their key's brands), optionally of one brand."""
-        query = select(Schedule).join(Brand, Brand.id == Schedule.brand_id).where(
+        query = select(Schedule).join(Brand, col(Brand.id) == Schedule.brand_id).where(
             Brand.workspace_id == me.caller.workspace_id, held_clause())
         if me.caller.brand_ids is not None:
-            query = query.where(Schedule.brand_id.in_(list(me.caller.brand_ids)))
+            query = query.where(col(Schedule.brand_id).in_(list(me.caller.brand_ids)))
         return query.where(Schedule.brand_id == brand_id) if brand_id else query
 
     async def review_count(self, me: SignedIn) -> int:

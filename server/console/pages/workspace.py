@@ -18,6 +18,7 @@ async def workspace(c: Console, request: Request, me: SignedIn) -> Response:
     context = await c.api(me, "get_context")
     async with c.rt.db.session(write=False) as session:
         ws = await session.get(Workspace, me.caller.workspace_id)
+        assert ws is not None  # the signed-in caller's own workspace
         usage = await plans.workspace_usage(session, ws)
     return render("workspace.html", **c.base(me, request, workspace=ws, plan=get_plan(ws.plan_id), usage=usage,
                                              brands=context["brands"], plans=PLANS, limit_names=LIMIT_NAMES))
