@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from server.console.identity import SignedIn
 from storage.tables.accounts import User
@@ -24,7 +24,7 @@ async def email_panel(rt: Runtime, me: SignedIn, brand: Brand) -> dict[str, Any]
         prefs = (await notify.effective_preferences(session, brand.id, [me.user.id]))[me.user.id]
         if me.is_admin:  # per user: whether email reaches them, and which categories they turned off
             rows = (await session.exec(select(User).where(User.workspace_id == me.user.workspace_id)
-                                       .order_by(User.created_at, User.id).limit(MAX_USERS))).all()
+                                       .order_by(col(User.created_at), User.id).limit(MAX_USERS))).all()
             every = await notify.effective_preferences(session, brand.id, [u.id for u in rows])
             users = [{"name": u.name, "email": u.email, "on": enabled and bool(u.email),
                       "off": [c for c, v in every[u.id].items() if not v]} for u in rows]
