@@ -51,7 +51,7 @@ SERVE_NOTE = "once `socialpub serve` runs (at serve's --host/--port unless SOCIA
 async def next_step(session, ws: Workspace) -> tuple[str, str]:
     """The step that fits this workspace's state, as (code, one line): a first console user, a brand, an
     account, an API key, then serving."""
-    has_login = (await session.exec(select(ConsoleLogin.user_id).join(User, User.id == ConsoleLogin.user_id)
+    has_login = (await session.exec(select(ConsoleLogin.user_id).join(User, col(User.id) == ConsoleLogin.user_id)
                                     .where(User.workspace_id == ws.id).limit(1))).first()
     if has_login is None:
         return "create_user", ("make a first console user: "
@@ -63,7 +63,7 @@ async def next_step(session, ws: Workspace) -> tuple[str, str]:
         return "connect_account", ("connect an account to a brand (docs/networks.md), or try one with "
                                    "`socialpub integrations connect --brand BRAND_ID --platform x --sandbox`")
     console_keys = await identity.console_key_ids(session, ws.id)  # a console user's own key is no agent's
-    keys = (await session.exec(select(ApiKey.id).where(ApiKey.workspace_id == ws.id, ApiKey.revoked_at.is_(None))
+    keys = (await session.exec(select(ApiKey.id).where(ApiKey.workspace_id == ws.id, col(ApiKey.revoked_at).is_(None))
                                .limit(len(console_keys) + 1))).all()
     if not set(keys) - console_keys:
         return "create_key", "make an API key for your agent: `socialpub keys create --name agent --scopes all`"
@@ -118,7 +118,7 @@ async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
                     + "".join(f"  brand {b.name} ({b.id})\n" for b in brands)
                     + key_text + f"Console: {console_url} {SERVE_NOTE}: sign in as {DEMO_USER}, {shown}")
         else:
-            ws = (await session.exec(select(Workspace).order_by(Workspace.created_at, Workspace.id).limit(1))).first()
+            ws = (await session.exec(select(Workspace).order_by(col(Workspace.created_at), Workspace.id).limit(1))).first()
             created = ws is None
             if ws is None:
                 # Self-hosted default: the operator's own first workspace is not metered (docs/decisions.md).

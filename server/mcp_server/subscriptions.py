@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas.ids import id_floor
 from storage.tables.events import Event
@@ -88,7 +88,7 @@ class Hub:
         async with self.rt.db.session(write=False) as session:
             if self.schedules:
                 rows = (await session.exec(select(Event.id, Event.subject_id).where(
-                    Event.id >= _floor("evt", LOOKBACK_SECONDS), Event.subject_id.in_(list(self.schedules)))
+                    Event.id >= _floor("evt", LOOKBACK_SECONDS), col(Event.subject_id).in_(list(self.schedules)))
                     .order_by(Event.id).limit(1000))).all()
                 for row_id, subject in rows:
                     if row_id not in self.announced:
@@ -96,7 +96,7 @@ class Hub:
                         uris.append(self.schedules[subject])
             if self.brands:
                 rows = (await session.exec(select(Notification.id, Notification.brand_id).where(
-                    Notification.id >= _floor("ntf", LOOKBACK_SECONDS), Notification.brand_id.in_(list(self.brands)))
+                    Notification.id >= _floor("ntf", LOOKBACK_SECONDS), col(Notification.brand_id).in_(list(self.brands)))
                     .order_by(Notification.id).limit(1000))).all()
                 for row_id, brand_id in rows:
                     if row_id not in self.announced:

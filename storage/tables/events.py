@@ -18,7 +18,7 @@ class Event(SQLModel, table=True):
     transaction that writes its webhook messages; MCP subscriptions read the log by ID (time-sortable)."""
 
     model_config = TABLE_CONFIG
-    __tablename__ = "events"
+    __tablename__ = "events"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         Index("ix_events_pending", "fanned_out", "id"),
         Index("ix_events_workspace_id", "workspace_id", "id"),
@@ -38,7 +38,7 @@ class WebhookEndpoint(Stamped, table=True):
     """An admin's endpoint: where events go, which types and (optionally) which brands. The signing secret is
     sealed by the vault; during a rotation the previous one signs too, until `previous_until`."""
 
-    __tablename__ = "webhook_endpoints"
+    __tablename__ = "webhook_endpoints"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     id: str = Field(primary_key=True, max_length=40)
     workspace_id: str = Field(foreign_key="workspaces.id", index=True, max_length=40)
@@ -57,7 +57,7 @@ class WebhookMessage(Stamped, table=True):
     """One event for one endpoint: claimed under a lease, attempted until a 2xx, retried with backoff, `failed`
     when the retries ran out. The same ID (the `webhook-id` header) on every attempt and resend."""
 
-    __tablename__ = "webhook_messages"
+    __tablename__ = "webhook_messages"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         Index("ix_webhook_messages_due", "status", "next_attempt_at"),
         Index("ix_webhook_messages_endpoint", "endpoint_id", "id"),
@@ -82,7 +82,7 @@ class WebhookAttempt(SQLModel, table=True):
     """One delivery attempt: the endpoint's log (response code or error, never the response body)."""
 
     model_config = TABLE_CONFIG
-    __tablename__ = "webhook_attempts"
+    __tablename__ = "webhook_attempts"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_webhook_attempts_endpoint", "endpoint_id", "id"),)
 
     id: str = Field(primary_key=True, max_length=40)

@@ -51,7 +51,7 @@ class Receiver:
                 self.end_headers()
                 self.wfile.write(b"ok")
 
-            def log_message(self, *args: Any) -> None:
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

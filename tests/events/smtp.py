@@ -27,6 +27,7 @@ class Sink:
 
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
         raw = envelope.original_content or envelope.content
+        assert raw is not None
         message = email.message_from_bytes(raw if isinstance(raw, bytes) else raw.encode(),
                                            policy=email.policy.default)
         assert isinstance(message, EmailMessage)

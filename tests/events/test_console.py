@@ -16,6 +16,12 @@ from tools.operator import actions as operator
 pytestmark = pytest.mark.anyio
 
 
+def _found(pattern: str, text: str) -> str:
+    match = re.search(pattern, text)
+    assert match is not None, pattern
+    return match.group(1)
+
+
 async def test_notifications_page_says_whether_email_is_on(sqlite_env) -> None:
     env = sqlite_env
     async with env.db.session(write=True) as s:
@@ -53,8 +59,8 @@ async def test_webhook_pages(sqlite_env) -> None:
         made = await admin.post("/console/webhooks", data={
             "csrf": csrf_of(page.text), "url": receiver.url, "event_types": ["media.ready", "schedule.failed"]})
         assert made.status_code == 200 and made.headers["cache-control"] == "no-store"
-        secret = re.search(r'value="(whsec_[^"]+)"', made.text).group(1)
-        endpoint = re.search(r'href="/console/webhooks/(whe_[^"]+)"', made.text).group(1)
+        secret = _found(r'value="(whsec_[^"]+)"', made.text)
+        endpoint = _found(r'href="/console/webhooks/(whe_[^"]+)"', made.text)
         listing = await admin.get("/console/webhooks")
         assert endpoint in listing.text and secret not in listing.text
         # a private address is refused on the form too
@@ -65,7 +71,7 @@ async def test_webhook_pages(sqlite_env) -> None:
         detail = await admin.get(f"/console/webhooks/{endpoint}")
         tested = await admin.post(f"/console/webhooks/{endpoint}/test", data={"csrf": csrf_of(detail.text)})
         assert "retry (HTTP 500)" in tested.text and secret not in tested.text
-        message = re.search(r"<code>(msg_[^<]+)</code>", tested.text).group(1)
+        message = _found(r"<code>(msg_[^<]+)</code>", tested.text)
         # the worker retries it after its backoff; then the log shows both response codes and offers Resend
         env.clock.advance(minutes=1)
         from tools.events import webhook_delivery
@@ -80,7 +86,7 @@ async def test_webhook_pages(sqlite_env) -> None:
         assert [r.id for r in receiver.received] == [message] * 3
         receiver.received[-1].verify(secret)
         rotated = await admin.post(f"/console/webhooks/{endpoint}/rotate", data={"csrf": csrf_of(detail.text)})
-        new = re.search(r'value="(whsec_[^"]+)"', rotated.text).group(1)
+        new = _found(r'value="(whsec_[^"]+)"', rotated.text)
         assert new != secret and "previous secret also signs until" in rotated.text
         # members may not see or manage webhooks
         member = await signed_in(env, "member@c.example")

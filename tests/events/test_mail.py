@@ -93,8 +93,10 @@ async def test_post_failed_mails_each_user_whose_preference_is_on(world, caplog)
         assert "Post failed on Instagram" in message["Subject"] and message["From"].endswith("@socialpub.test>")
         page = f"http://testserver/console/brands/{world.brand_a.id}"
         assert message["List-Unsubscribe"] == f"<{page}/notifications#email>"
-        text = message.get_body(("plain",)).get_content()
-        html = message.get_body(("html",)).get_content()
+        plain, rich = message.get_body(("plain",)), message.get_body(("html",))
+        assert plain is not None and rich is not None
+        text = plain.get_content()
+        html = rich.get_content()
         assert f"{page}/schedules/{sid}" in text and f'href="{page}/schedules/{sid}"' in html
         assert {r.status for r in await rows(env)} == {"sent"}
         assert all(r.sent_at == env.clock.now() and r.attempts == 1 for r in await rows(env))
@@ -118,7 +120,7 @@ async def test_smtp_down_then_up_delivers_once(world) -> None:
     await failing_post(world)
     assert await mail_delivery.deliver_mail(env.rt, "w1") >= 1
     [row] = [r for r in await rows(env) if r.to_email]
-    assert row.status == "pending" and row.attempts == 1 and "unreachable" in row.last_error
+    assert row.status == "pending" and row.attempts == 1 and row.last_error is not None and "unreachable" in row.last_error
     assert row.next_attempt_at == env.clock.now() + timedelta(minutes=1)
     assert await mail_delivery.deliver_mail(env.rt, "w1") == 0  # not due yet
 
@@ -164,7 +166,7 @@ async def test_permanent_refusal_is_recorded_and_shown_to_admins(world) -> None:
         await failing_post(world)
         await mail_delivery.deliver_mail(env.rt, "w1")
         [row] = [r for r in await rows(env) if r.to_email]
-        assert row.status == "failed" and "550" in row.last_error and server.sink.messages == []
+        assert row.status == "failed" and row.last_error is not None and "550" in row.last_error and server.sink.messages == []
         env.clock.advance(hours=2)
         assert await mail_delivery.deliver_mail(env.rt, "w1") == 0  # never retried
         [failure] = await mail_delivery.recent_failures(env.rt, world.ws.id)
@@ -191,7 +193,8 @@ async def test_review_digest_is_daily_and_follows_preferences(world) -> None:
         await mail_delivery.deliver_mail(env.rt, "w1")
         [message] = server.sink.messages
         assert message["To"] == "admin@example.test" and "2 posts awaiting review" in message["Subject"]
-        assert "Brand A: 2" in message.get_body(("plain",)).get_content()
+        plain = message.get_body(("plain",))
+        assert plain is not None and "Brand A: 2" in plain.get_content()
         # at most daily per user
         env.clock.advance(hours=23)
         assert await digest.review_digest(env.rt, "w1", force=True) == 0

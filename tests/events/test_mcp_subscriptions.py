@@ -49,7 +49,8 @@ async def test_subscribed_client_hears_the_worker_publish(world) -> None:
     item, _ = await seed_post(env.db, world.brand_a, env.clock.now())
     updates = Updates()
     async with Client(app_for(env, world.full_key).server, mode="legacy", message_handler=updates) as client:
-        assert client.server_capabilities.resources.subscribe is True
+        resources = client.server_capabilities.resources
+        assert resources is not None and resources.subscribe is True
         created = await client.call_tool("create_schedule", {
             "brand_id": world.brand_a.id, "content_item_id": item, "integration_ids": [fb],
             "scheduled_at": (env.clock.now() + timedelta(minutes=5)).isoformat().replace("+00:00", "Z"),
@@ -67,7 +68,8 @@ async def test_subscribed_client_hears_the_worker_publish(world) -> None:
         await updates.wait_for(str(link.uri))
         await updates.wait_for(notifications_uri(world.brand_a.id))
         read = await client.read_resource(str(link.uri))
-        assert '"status": "published"' in read.contents[0].text
+        first = read.contents[0]
+        assert isinstance(first, types.TextResourceContents) and '"status": "published"' in first.text
         assert updates.uris.count(str(link.uri)) == 1
         # after unsubscribing, later changes are not announced
         await client.unsubscribe_resource(str(link.uri))
@@ -94,7 +96,7 @@ async def test_approve_schedule_names_the_resource_and_reads_guard_subscriptions
 
 
 async def test_subscription_over_streamable_http(world) -> None:
-    import httpx as httpx2
+    import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
     env = world.env

@@ -56,6 +56,7 @@ async def state(home: Path, schedule_id: str) -> tuple[str, list[WebhookMessage]
     rt = runtime(home)
     async with rt.db.session(write=False) as s:
         schedule = await s.get(Schedule, schedule_id)
+        assert schedule is not None
         messages = list((await s.exec(select(WebhookMessage))).all())
     await rt.close()
     return schedule.status, messages

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import bindparam
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas import brands as out
 from schemas.brands import GetContextRequest
@@ -17,8 +17,8 @@ from tools.links import link, links_to_each
 def _context_brands(restricted: bool):
     query = select(Brand.id, Brand.name).where(Brand.workspace_id == bindparam("workspace_id"))
     if restricted:
-        query = query.where(Brand.id.in_(bindparam("brand_ids", expanding=True)))
-    return Query(query.order_by(Brand.created_at, Brand.id).limit(out.CONTEXT_BRANDS_MAX + 1))
+        query = query.where(col(Brand.id).in_(bindparam("brand_ids", expanding=True)))
+    return Query(query.order_by(col(Brand.created_at), Brand.id).limit(out.CONTEXT_BRANDS_MAX + 1))
 
 
 # A context brand's links: list targets, import media, create a content item.

@@ -12,7 +12,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 
 from sqlalchemy import func
-from sqlmodel import select
+from sqlmodel import col, select
 
 from storage.tables.accounts import User
 from storage.tables.brands import Brand
@@ -45,16 +45,16 @@ async def review_digest(rt: Runtime, owner: str, *, force: bool = False) -> int:
         if not held:
             return 0
         counts = dict(held)
-        brands = (await session.exec(select(Brand).where(Brand.id.in_(list(counts))).order_by(Brand.name))).all()
+        brands = (await session.exec(select(Brand).where(col(Brand.id).in_(list(counts))).order_by(Brand.name))).all()
         by_workspace: dict[str, list[Brand]] = defaultdict(list)
         for brand in brands:
             by_workspace[brand.workspace_id].append(brand)
         for workspace_id, ws_brands in by_workspace.items():
             users = (await session.exec(select(User).where(User.workspace_id == workspace_id)
-                                        .order_by(User.created_at, User.id).limit(notify.MAX_RECIPIENTS))).all()
+                                        .order_by(col(User.created_at), User.id).limit(notify.MAX_RECIPIENTS))).all()
             uids = [u.id for u in users]
             recent = set((await session.exec(select(Notification.user_id).where(
-                Notification.user_id.in_(uids), Notification.dedupe_key == DEDUPE_KEY,
+                col(Notification.user_id).in_(uids), Notification.dedupe_key == DEDUPE_KEY,
                 Notification.created_at >= now - WINDOW))).all()) if uids else set()
             prefs = {b.id: await notify.effective_preferences(session, b.id, uids) for b in ws_brands}
             for user in users:

@@ -19,7 +19,7 @@ import logging
 from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, and_, or_
-from sqlmodel import select
+from sqlmodel import col, select
 
 from storage.leases import Leased, RetryPolicy
 from storage.tables.brands import Brand
@@ -31,7 +31,7 @@ from tools.services.telemetry import count_delivery
 
 log = logging.getLogger("socialpub.events.mail")
 
-_TABLE = EmailOutbox.__table__  # type: ignore[attr-defined]
+_TABLE = EmailOutbox.__table__  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 OUTBOX = Leased(_TABLE, order_by=(_TABLE.c.created_at, _TABLE.c.id),
                 on_claim={"status": "sending", "attempts": _TABLE.c.attempts + 1})
 # 1, 2, 4 ... 60 min between attempts; given up after 10 (about seven hours of trying).
@@ -139,7 +139,7 @@ async def recent_failures(rt: Runtime, workspace_id: str, limit: int = 20) -> li
     async with rt.db.session(write=False) as session:
         return list((await session.exec(
             select(EmailOutbox).where(EmailOutbox.workspace_id == workspace_id, EmailOutbox.status == "failed")
-            .order_by(EmailOutbox.created_at.desc()).limit(limit))).all())
+            .order_by(col(EmailOutbox.created_at).desc()).limit(limit))).all())
 
 
 TICKS = [deliver_mail]

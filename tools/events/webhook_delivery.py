@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 from sqlalchemy import ColumnElement, and_, or_
-from sqlmodel import select
+from sqlmodel import col, select
 
 from providers.addresses import AddressRefused, PinnedTransport
 from providers.http import ssl_context
@@ -42,7 +42,7 @@ from tools.services.telemetry import count_delivery
 
 log = logging.getLogger("socialpub.events.webhooks")
 
-_TABLE = WebhookMessage.__table__  # type: ignore[attr-defined]
+_TABLE = WebhookMessage.__table__  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 MESSAGES = Leased(_TABLE, order_by=(_TABLE.c.next_attempt_at, _TABLE.c.id),
                   on_claim={"status": "sending", "attempts": _TABLE.c.attempts + 1})
 # 30 s, 1, 2, 4 ... min, then every 4 h: the 16th attempt comes about 28 hours after the first.
@@ -71,17 +71,17 @@ async def fan_out(rt: Runtime, owner: str) -> int:
         return 0
     now = rt.clock.now()
     async with rt.db.session(write=False) as session:
-        if (await session.exec(select(Event.id).where(Event.fanned_out.is_(False)).limit(1))).first() is None:
+        if (await session.exec(select(Event.id).where(col(Event.fanned_out).is_(False)).limit(1))).first() is None:
             return 0
     async with rt.db.session(write=True) as session:
-        events = (await session.exec(select(Event).where(Event.fanned_out.is_(False)).order_by(Event.id)
+        events = (await session.exec(select(Event).where(col(Event.fanned_out).is_(False)).order_by(Event.id)
                                      .limit(BATCH).with_for_update(skip_locked=True))).all()
         if not events:
             return 0
         workspaces = sorted({e.workspace_id for e in events})
         endpoints: dict[str, list[WebhookEndpoint]] = {}
         for endpoint in (await session.exec(select(WebhookEndpoint).where(
-                WebhookEndpoint.workspace_id.in_(workspaces), WebhookEndpoint.enabled.is_(True)))).all():
+                col(WebhookEndpoint.workspace_id).in_(workspaces), col(WebhookEndpoint.enabled).is_(True)))).all():
             endpoints.setdefault(endpoint.workspace_id, []).append(endpoint)
         for event in events:
             for endpoint in endpoints.get(event.workspace_id, []):
@@ -176,7 +176,7 @@ async def _disable(session: Any, now: datetime, endpoint_id: str, event: Event, 
     endpoint.enabled, endpoint.disabled_reason, endpoint.updated_at = False, reason[:300], now
     brand = await session.get(Brand, event.brand_id) if event.brand_id else None
     brand = brand or (await session.exec(select(Brand).where(Brand.workspace_id == endpoint.workspace_id)
-                                         .order_by(Brand.created_at).limit(1))).first()
+                                         .order_by(col(Brand.created_at)).limit(1))).first()
     if brand is not None:  # an in-app notification (and email, per preference) to the workspace admins
         await notify.notify(session, now, brand, "webhook_endpoint_disabled", "integration_refresh",
                             "Webhook endpoint disabled",

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 from standardwebhooks import Webhook
 
@@ -97,7 +97,7 @@ async def create(session: AsyncSession, now: datetime, settings: Settings, works
         raise WebhookError(f"a workspace has at most {MAX_ENDPOINTS} webhook endpoints")
     if brand_ids:
         found = set((await session.exec(select(Brand.id).where(Brand.workspace_id == workspace_id,
-                                                               Brand.id.in_(brand_ids)))).all())
+                                                               col(Brand.id).in_(brand_ids)))).all())
         if found != set(brand_ids):
             raise WebhookError(f"brands not in the workspace: {', '.join(sorted(set(brand_ids) - found))}")
     secret = new_secret()
@@ -121,7 +121,7 @@ async def list_endpoints(session: AsyncSession, workspace_id: str | None = None)
     query = select(WebhookEndpoint)
     if workspace_id is not None:
         query = query.where(WebhookEndpoint.workspace_id == workspace_id)
-    return list((await session.exec(query.order_by(WebhookEndpoint.created_at, WebhookEndpoint.id)
+    return list((await session.exec(query.order_by(col(WebhookEndpoint.created_at), WebhookEndpoint.id)
                                     .limit(1000))).all())
 
 
@@ -130,8 +130,8 @@ async def delete(session: AsyncSession, endpoint_id: str, workspace_id: str | No
     from sqlalchemy import delete as sql_delete
 
     endpoint = await get(session, endpoint_id, workspace_id)
-    await session.exec(sql_delete(WebhookAttempt).where(WebhookAttempt.endpoint_id == endpoint.id))  # type: ignore[call-overload]
-    await session.exec(sql_delete(WebhookMessage).where(WebhookMessage.endpoint_id == endpoint.id))  # type: ignore[call-overload]
+    await session.exec(sql_delete(WebhookAttempt).where(col(WebhookAttempt.endpoint_id) == endpoint.id))
+    await session.exec(sql_delete(WebhookMessage).where(col(WebhookMessage.endpoint_id) == endpoint.id))
     await session.delete(endpoint)
     await session.flush()
 
@@ -182,11 +182,11 @@ async def resend(session: AsyncSession, now: datetime, message_id: str, workspac
 async def delivery_log(session: AsyncSession, endpoint_id: str, limit: int = LOG_LIMIT) -> list[dict[str, Any]]:
     """The endpoint's latest messages, newest first, each with its attempts (response codes, errors)."""
     messages = (await session.exec(select(WebhookMessage).where(WebhookMessage.endpoint_id == endpoint_id)
-                                   .order_by(WebhookMessage.id.desc()).limit(limit))).all()
+                                   .order_by(col(WebhookMessage.id).desc()).limit(limit))).all()
     ids = [m.id for m in messages]
     attempts: dict[str, list[WebhookAttempt]] = {}
     if ids:
-        for a in (await session.exec(select(WebhookAttempt).where(WebhookAttempt.message_id.in_(ids))
+        for a in (await session.exec(select(WebhookAttempt).where(col(WebhookAttempt.message_id).in_(ids))
                                      .order_by(WebhookAttempt.id))).all():
             attempts.setdefault(a.message_id, []).append(a)
     return [{"id": m.id, "event_type": m.event_type, "event_id": m.event_id, "status": m.status,

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, func
-from sqlmodel import select
+from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
@@ -73,7 +73,7 @@ async def _brand_ids(session: AsyncSession, workspace_id: str, brand_ids: list[s
     if not wanted or len(wanted) > 500:
         raise OperatorError("a brand restriction needs 1 to 500 brand IDs")
     found = set((await session.exec(select(Brand.id).where(Brand.workspace_id == workspace_id,
-                                                           Brand.id.in_(wanted)))).all())
+                                                           col(Brand.id).in_(wanted)))).all())
     missing = [b for b in wanted if b not in found]
     if missing:
         raise OperatorError(f"no brand {', '.join(missing)} in this workspace")
@@ -84,7 +84,7 @@ async def member(session: AsyncSession, workspace_id: str, user_ref: str) -> Use
     """A user of the workspace by ID or console email; refused (not found) for any other workspace's user."""
     ref = user_ref.strip()
     if "@" in ref:
-        user = (await session.exec(select(User).join(ConsoleLogin, ConsoleLogin.user_id == User.id).where(
+        user = (await session.exec(select(User).join(ConsoleLogin, col(ConsoleLogin.user_id) == User.id).where(
             ConsoleLogin.email == ref.lower(), User.workspace_id == workspace_id))).first()
     else:
         user = await session.get(User, ref[:40])
@@ -96,9 +96,9 @@ async def member(session: AsyncSession, workspace_id: str, user_ref: str) -> Use
 async def list_users(session: AsyncSession, workspace_id: str) -> list[dict[str, Any]]:
     """The workspace's console users (people who sign in), with role, brand restriction and last sign-in."""
     rows = (await session.exec(
-        select(User, ConsoleLogin, ApiKey).join(ConsoleLogin, ConsoleLogin.user_id == User.id)
-        .join(ApiKey, ApiKey.id == ConsoleLogin.key_id).where(User.workspace_id == workspace_id)
-        .order_by(User.created_at, User.id).limit(MAX_USERS_LISTED))).all()
+        select(User, ConsoleLogin, ApiKey).join(ConsoleLogin, col(ConsoleLogin.user_id) == User.id)
+        .join(ApiKey, col(ApiKey.id) == ConsoleLogin.key_id).where(User.workspace_id == workspace_id)
+        .order_by(col(User.created_at), User.id).limit(MAX_USERS_LISTED))).all()
     return [{"id": u.id, "name": u.name, "email": login.email, "role": u.role,
              "brand_ids": key.brand_ids, "last_sign_in_at": iso(login.last_sign_in_at),
              "deactivated_at": iso(u.deactivated_at), "active": u.deactivated_at is None}
@@ -108,8 +108,8 @@ async def list_users(session: AsyncSession, workspace_id: str) -> list[dict[str,
 async def list_invitations(session: AsyncSession, now: datetime, workspace_id: str) -> list[Invitation]:
     """Invitations still open (neither accepted, revoked nor expired)."""
     return list((await session.exec(select(Invitation).where(
-        Invitation.workspace_id == workspace_id, Invitation.accepted_at.is_(None), Invitation.revoked_at.is_(None),
-        Invitation.expires_at > now).order_by(Invitation.created_at).limit(MAX_USERS_LISTED))).all())
+        Invitation.workspace_id == workspace_id, col(Invitation.accepted_at).is_(None), col(Invitation.revoked_at).is_(None),
+        Invitation.expires_at > now).order_by(col(Invitation.created_at)).limit(MAX_USERS_LISTED))).all())
 
 
 async def invite(session: AsyncSession, now: datetime, workspace: Workspace, email: str, role: str = "member", *,
@@ -151,9 +151,9 @@ async def open_invitation(session: AsyncSession, now: datetime, token: str, *, l
 
 async def _admins_left(session: AsyncSession, workspace_id: str, without: str) -> int:
     return (await session.exec(select(func.count()).select_from(User).join(
-        ConsoleLogin, ConsoleLogin.user_id == User.id).where(
-        User.workspace_id == workspace_id, User.id != without, User.role.in_(ADMIN_ROLES),
-        User.deactivated_at.is_(None)))).one()
+        ConsoleLogin, col(ConsoleLogin.user_id) == User.id).where(
+        User.workspace_id == workspace_id, User.id != without, col(User.role).in_(ADMIN_ROLES),
+        col(User.deactivated_at).is_(None)))).one()
 
 
 async def _console_key(session: AsyncSession, user_id: str) -> ApiKey | None:
@@ -210,11 +210,11 @@ async def deactivate(session: AsyncSession, now: datetime, workspace_id: str, us
     if user.role in ADMIN_ROLES and not await _admins_left(session, workspace_id, user.id):
         raise OperatorError("this is the workspace's last admin: make another user admin first")
     keys = (await session.exec(select(ApiKey).where(ApiKey.user_id == user.id,
-                                                    ApiKey.revoked_at.is_(None)))).all()
+                                                    col(ApiKey.revoked_at).is_(None)))).all()
     for key in keys:
         key.revoked_at, key.updated_at = now, now
         session.add(key)
-    await session.exec(delete(ConsoleSession).where(ConsoleSession.user_id == user.id))
+    await session.exec(delete(ConsoleSession).where(col(ConsoleSession.user_id) == user.id))
     user.deactivated_at, user.updated_at = now, now
     session.add(user)
     await session.flush()

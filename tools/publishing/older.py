@@ -4,7 +4,7 @@ toolset's; what it does to media, content items and publications goes through th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from sqlmodel import select
 
@@ -36,7 +36,7 @@ async def create_content_item_older(call: Call, req: Any) -> Any:
     assert call.caller is not None
     item, draft = await insert_item(call.session, workspace_id=call.caller.workspace_id, user_id=call.caller.user_id,
                                     brand_id=call.brand_id, now=call.now, req=req)
-    return older(item, draft.label_ids)
+    return older(cast(ContentItem, item), draft.label_ids)  # a SimpleNamespace with ContentItem's attributes
 
 
 async def list_content_items_older(call: Call, req: ListContentItemsOlderRequest) -> Reply:

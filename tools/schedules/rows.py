@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_
+from sqlmodel import col
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
@@ -41,7 +42,7 @@ def is_held(status: str, approval_status: str) -> bool:
 
 def held_clause() -> Any:
     """`is_held` as a query condition."""
-    return and_(Schedule.approval_status == "pending_review", Schedule.status == "action_required")
+    return and_(col(Schedule.approval_status) == "pending_review", col(Schedule.status) == "action_required")
 
 
 def held_state(approval_status: str) -> tuple[str, dict[str, Any] | None]:
