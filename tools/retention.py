@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, exists
-from sqlmodel import select
+from sqlmodel import col, select
 
 from storage.tables.events import Event, WebhookAttempt, WebhookMessage
 from storage.tables.idempotency import IdempotencyRecord
@@ -76,13 +76,13 @@ async def _events(rt: Runtime, cutoff: datetime) -> dict[str, int]:
         "webhook_attempts": await _delete_batch(rt, WebhookAttempt, WebhookAttempt.id,
                                                 WebhookAttempt.created_at < cutoff),
         "webhook_messages": await _delete_batch(
-            rt, WebhookMessage, WebhookMessage.id, WebhookMessage.status.in_(("delivered", "failed")),
+            rt, WebhookMessage, WebhookMessage.id, col(WebhookMessage.status).in_(("delivered", "failed")),
             WebhookMessage.updated_at < cutoff,
-            ~exists().where(WebhookAttempt.message_id == WebhookMessage.id)),
-        "events": await _delete_batch(rt, Event, Event.id, Event.fanned_out.is_(True), Event.created_at < cutoff,
-                                      ~exists().where(WebhookMessage.event_id == Event.id)),
+            ~exists().where(col(WebhookAttempt.message_id) == WebhookMessage.id)),
+        "events": await _delete_batch(rt, Event, Event.id, col(Event.fanned_out).is_(True), Event.created_at < cutoff,
+                                      ~exists().where(col(WebhookMessage.event_id) == Event.id)),
         "email_outbox": await _delete_batch(rt, EmailOutbox, EmailOutbox.id,
-                                            EmailOutbox.status.in_(("sent", "failed", "skipped")),
+                                            col(EmailOutbox.status).in_(("sent", "failed", "skipped")),
                                             EmailOutbox.created_at < cutoff),
     }
 
