@@ -78,7 +78,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         listening = bind(args.host, args.port, command="mcp")
     except PortUnavailable as exc:
         return _fail(str(exc))
-    own = public_url_for(os.environ.get("SOCIALPUB_PUBLIC_URL"), args.host, args.port, command="mcp")
+    own = public_url_for(Settings.env_values().get("public_url"), args.host, args.port, command="mcp")
     if own:
         settings = settings.model_copy(update={"public_url": own})
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from pydantic import ValidationError
 
@@ -31,7 +30,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     overrides: dict[str, object] = {"worker_enabled": False} if args.no_worker else {}
     # Links (media downloads, the console, OAuth redirects) carry this server's own address unless
     # SOCIALPUB_PUBLIC_URL says otherwise.
-    own = public_url_for(os.environ.get("SOCIALPUB_PUBLIC_URL"), args.host, args.port, command="serve")
+    own = public_url_for(Settings.env_values().get("public_url"), args.host, args.port, command="serve")
     if own:
         overrides["public_url"] = own
     if args.allowed_hosts:

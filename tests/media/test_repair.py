@@ -437,6 +437,7 @@ async def test_replay_and_changed_parameters(rp, wide) -> None:
     assert await env.row_counts() == counts  # no second derivative, no second job
     # processed: a replay still names the same single derivative
     await process(env)
+    counts["events"] = (await env.row_counts())["events"]  # processing recorded media.ready (docs/events.md)
     again = await rp.repair(sid, body_of(crop), key="same")
     assert again.status_code == 200 and again.json()["data"]["media"]["id"] == created["media"]["id"]
     async with env.db.session(write=False) as s:

@@ -492,9 +492,10 @@ async def test_refresh_marks_reauthorisation_and_still_fails(world) -> None:
     assert after["updated_at"].isoformat().startswith("2026-03-02T09:02:00")
     assert after["credentials"] == before["credentials"]
     assert after["provider_state"] == before["provider_state"]  # the lease is released
-    # the only new rows are the integration_refresh notifications (and their email outbox rows)
+    # the only new rows are the integration_refresh notifications (and their email outbox rows), and the
+    # integration.needs_reauth event for webhooks and MCP subscribers (docs/events.md)
     grown = {t: n - counts[t] for t, n in (await env.row_counts()).items() if n != counts[t]}
-    assert set(grown) <= {"notifications", "email_outbox"} and grown.get("notifications", 0) >= 1
+    assert set(grown) <= {"notifications", "email_outbox", "events"} and grown.get("notifications", 0) >= 1
     notes = (await env.rest.get(f"/v1/brands/{a}/notifications", headers=env.auth(world.full_key))).json()
     assert [n["category"] for n in notes["data"]["items"]] == ["integration_refresh"]
     # the account now reads as needing reconnection everywhere, and nobody calls the provider for it

@@ -75,4 +75,11 @@ async def review_digest(rt: Runtime, owner: str, *, force: bool = False) -> int:
     return written
 
 
-TICKS = [review_digest]
+async def review_digest_tick(rt: Runtime, owner: str) -> int:
+    """The worker's tick: digests are notifications (like every other notify call, counted in /metrics), not items of
+    the pass, whose count says what was published and which jobs ran (`worker --once` prints it)."""
+    await review_digest(rt, owner)
+    return 0
+
+
+TICKS = [review_digest_tick]

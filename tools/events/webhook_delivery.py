@@ -66,7 +66,8 @@ def _wants(endpoint: WebhookEndpoint, event: Event) -> bool:
 
 
 async def fan_out(rt: Runtime, owner: str) -> int:
-    """Tick: one message per (new event, subscribed endpoint); how many events it took."""
+    """Tick: one message per (new event, subscribed endpoint); how many messages it queued (marking events that no
+    endpoint wants is bookkeeping, not work: a worker pass with no webhooks reports nothing done)."""
     if owner in rt.stopping:
         return 0
     now = rt.clock.now()
@@ -83,14 +84,16 @@ async def fan_out(rt: Runtime, owner: str) -> int:
         for endpoint in (await session.exec(select(WebhookEndpoint).where(
                 col(WebhookEndpoint.workspace_id).in_(workspaces), col(WebhookEndpoint.enabled).is_(True)))).all():
             endpoints.setdefault(endpoint.workspace_id, []).append(endpoint)
+        queued = 0
         for event in events:
             for endpoint in endpoints.get(event.workspace_id, []):
                 if _wants(endpoint, event):
+                    queued += 1
                     session.add(WebhookMessage(id=new_id("msg"), workspace_id=event.workspace_id,
                                                endpoint_id=endpoint.id, event_id=event.id, event_type=event.type,
                                                next_attempt_at=now, created_at=now, updated_at=now))
             event.fanned_out = True
-    return len(events)
+    return queued
 
 
 def payload(rt: Runtime, event: Event) -> str:
