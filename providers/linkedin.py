@@ -18,6 +18,19 @@ administers. Every call carries `LinkedIn-Version: YYYYMM` and `X-Restli-Protoco
   attempt's. An organization's posts can also be read (`GET /rest/posts?q=author`, `r_organization_social`):
   `find_post_matching` recognises an exact commentary match since the run began. A member's posts cannot be
   read without a restricted permission, so for members only LinkedIn's duplicate refusal protects a retry.
+- Metrics (providers/metrics.py): a member's post through Member Post Statistics
+  (https://learn.microsoft.com/en-us/linkedin/marketing/community-management/members/post-statistics):
+  `GET /rest/memberCreatorPostAnalytics?q=entity&entity=(share:{urn})` (or `(ugc:{urn})` for a ugcPost) with
+  `queryType` IMPRESSION | MEMBERS_REACHED | RESHARE | REACTION | COMMENT and `aggregation=TOTAL`, one call per
+  type, each answering `elements[{count, metricType}]` (`r_member_postAnalytics`). An organization's post
+  through Organization Share Statistics
+  (https://learn.microsoft.com/en-us/linkedin/marketing/community-management/organizations/share-statistics):
+  `GET /rest/organizationalEntityShareStatistics?q=organizationalEntity&organizationalEntity={org}` with
+  `shares=List({urn})` or `ugcPosts=List({urn})` → `elements[].totalShareStatistics` (`rw_organization_admin`,
+  lifetime counts over a rolling 12 months; a post with no activity is left out of the answer: its counts are
+  0). Rest.li 2.0 query syntax: the URNs percent-encoded inside unencoded `(`, `:`, `,`, `)`. 403 (ACCESS_DENIED:
+  the permission was not granted) is a refusal, so the collector stops the account's readings once; 404 is a
+  post LinkedIn no longer has; 429 waits.
 - Tokens: 60-day access tokens. Apps LinkedIn enabled for refresh tokens get one (a year): refreshed a week ahead
   (`POST /oauth/v2/accessToken`, `grant_type=refresh_token`). Without one, the token tick sends a reconnect
   notice a week before expiry (`reconnect_notice_ahead`) and marks the account expired once the token is.
@@ -52,6 +65,7 @@ from providers.base import (
     recorded,
 )
 from providers.http import DEFAULT_TIMEOUT, call, download, json_body, new_client
+from providers.metrics import SUPPORT, PostMetrics, from_raw, number
 from providers.oauth import refresh_due, token_request
 from schemas.time import iso, parse_timestamp
 
@@ -62,7 +76,9 @@ AUTHORIZE_URL = f"{OAUTH_URL}/authorization"
 TOKEN_URL = f"{OAUTH_URL}/accessToken"
 VERSION = versions.LINKEDIN.version  # one place: providers/versions.py (with its published sunset)
 # A member's posts (Share on LinkedIn + Sign In with OpenID Connect). Organization pages need the Community
-# Management API's scopes too: r_organization_social w_organization_social rw_organization_admin.
+# Management API's scopes too: r_organization_social w_organization_social rw_organization_admin; so do post
+# metrics (r_member_postAnalytics for a member, rw_organization_admin for an organization). LinkedIn refuses the
+# whole authorisation when a scope is not one the app was granted, hence they are not in the default.
 SCOPES = tuple((os.environ.get("SOCIALPUB_LINKEDIN_SCOPES") or "openid profile w_member_social").split())
 PROCESSING_BUDGET = 240.0
 MAX_POLLS = 60
@@ -72,6 +88,11 @@ REFRESH_AHEAD = timedelta(days=7)
 _RESERVED = re.compile(r"([\\|{}@\[\]()<>*_~])")
 _HASHTAG = re.compile(r"(?<![\w#])#(\w+)")
 _DUPLICATE = re.compile(r"duplicate of (urn:li:(?:share|ugcPost):\d+)")
+MEMBER_METRICS = ("IMPRESSION", "MEMBERS_REACHED", "RESHARE", "REACTION", "COMMENT")  # Member Post Statistics
+MEMBER_COMMON = {"IMPRESSION": "impressions", "REACTION": "likes", "RESHARE": "reposts", "COMMENT": "replies"}
+ORGANIZATION_COMMON = {"impressionCount": "impressions", "likeCount": "likes", "shareCount": "reposts",
+                       "commentCount": "replies", "clickCount": "link_clicks"}
+_POST_URN = re.compile(r"urn:li:(share|ugcPost):\d{1,30}")
 
 
 def little_text(text: str) -> str:
@@ -104,6 +125,24 @@ def _classify(response: httpx.Response) -> ProviderError | None:
         return ProviderError("rejected", f"LinkedIn answered 422 to {response.request.url.path}",
                              safe_reason="LinkedIn refused the post: its content was not accepted.")
     return None
+
+
+def _metrics_classify(response: httpx.Response) -> ProviderError | None:
+    """A metrics read: 403 is the permission not granted (the collector's `permission_missing`), 404 a post
+    LinkedIn no longer has (the caller's `gone`), 429 and 5xx the usual; any other refusal is our request's fault,
+    not the account's, so it must not stop the account's readings."""
+    status, where = response.status_code, f"LinkedIn answered {response.status_code} to {response.request.url.path}"
+    if status == 403:
+        return ProviderError("rejected", where, safe_reason="LinkedIn refused to share the post's statistics: the "
+                                                            "account did not grant the permission to read them.")
+    if 400 <= status < 500 and status not in (401, 429):  # 404 included: post_metrics reads it as gone
+        return ProviderError("malformed", where)
+    return None
+
+
+def _restli(urn: str) -> str:
+    """A URN as a Rest.li 2.0 query value: percent-encoded, so its colons are not read as the syntax's."""
+    return quote(urn, safe="")
 
 
 def _headers(token: str) -> dict[str, str]:
@@ -165,18 +204,23 @@ async def verify(server: str, token: str) -> Connection:
 # organization's posts (`GET /rest/posts?q=author`) needs r_organization_social (a member's posts are not read);
 # `GET /v2/userinfo` needs openid and profile
 # (https://learn.microsoft.com/en-us/linkedin/consumer/integrations/self-serve/sign-in-with-linkedin-v2).
-def _needed(write: str, read: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+# Post metrics: a member's need r_member_postAnalytics (Member Post Statistics, "Permissions"), an organization's
+# rw_organization_admin (Organization Share Statistics, "Permissions"); both are Community Management API
+# permissions, which LinkedIn grants an app only after review, so the default SCOPES cannot ask for them.
+def _needed(write: str, read: tuple[str, ...], metrics: str) -> dict[str, tuple[str, ...]]:
     return {**{f"publish:{t}": (write,) for t in ("LI_TEXT", "LI_IMAGE", "LI_VIDEO", "LI_ARTICLE")},
-            "find_post": read, "delete_post": (write,), "check": ("openid", "profile")}
+            "find_post": read, "delete_post": (write,), "check": ("openid", "profile"), "post_metrics": (metrics,)}
 
 
-NEEDED_SCOPES: dict[str, tuple[str, ...]] = _needed("w_member_social", ())
-NEEDED_SCOPES_ORGANIZATION: dict[str, tuple[str, ...]] = _needed("w_organization_social", ("r_organization_social",))
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = _needed("w_member_social", (), "r_member_postAnalytics")
+NEEDED_SCOPES_ORGANIZATION: dict[str, tuple[str, ...]] = _needed("w_organization_social", ("r_organization_social",),
+                                                                 "rw_organization_admin")
 INTROSPECT_URL = f"{OAUTH_URL}/introspectToken"
 
 
 class LinkedInProvider:
     name = "linkedin"
+    metrics_fields = SUPPORT["linkedin"].fields
     needed_scopes = NEEDED_SCOPES
     introspect_url = INTROSPECT_URL
     refresh_ahead = REFRESH_AHEAD  # the token tick looks this far ahead for LinkedIn accounts
@@ -364,6 +408,64 @@ class LinkedInProvider:
                     and float(item.get("createdAt") or 0) >= floor:
                 return PostResult(publish_id=str(item["id"]), permalink_url=self._permalink(str(item["id"])))
         return None
+
+    async def post_metrics(self, account: Account, publish_id: str, *, published_at: datetime,
+                           now: datetime) -> PostMetrics:
+        """The post's lifetime counts: Member Post Statistics for a member's post, Organization Share Statistics
+        for an organization's (module docstring). A post LinkedIn answers 404 for is gone."""
+        found = _POST_URN.fullmatch(publish_id)
+        if not found:
+            raise ProviderError("malformed", "LinkedIn post ID is not a share or ugcPost URN")
+        author = self._author(account)
+        try:
+            async with self._client(account) as client:
+                if author.startswith("urn:li:organization:"):
+                    return await self._organization_metrics(client, author, publish_id, found.group(1))
+                return await self._member_metrics(client, publish_id, found.group(1))
+        except ProviderError as exc:
+            if "answered 404" in exc.message:
+                return PostMetrics(gone=True)
+            raise
+
+    async def _member_metrics(self, client: httpx.AsyncClient, urn: str, kind: str) -> PostMetrics:
+        entity = f"({'share' if kind == 'share' else 'ugc'}:{_restli(urn)})"
+        raw: dict[str, Any] = {}
+        for query_type in MEMBER_METRICS:
+            body = json_body(await call(
+                client, "GET", f"/rest/memberCreatorPostAnalytics?q=entity&entity={entity}&queryType={query_type}"
+                               "&aggregation=TOTAL", network=NETWORK, classify=_metrics_classify), NETWORK)
+            elements = body.get("elements") if isinstance(body, dict) else None
+            if not isinstance(elements, list):
+                raise ProviderError("malformed", "LinkedIn memberCreatorPostAnalytics answered without elements")
+            for element in elements[:10]:
+                # `metricType` is a plain string since 202605, a union ({"com.linkedin...V1": "IMPRESSION"}) before
+                kind_of = element.get("metricType") if isinstance(element, dict) else None
+                if isinstance(kind_of, dict):
+                    kind_of = next(iter(kind_of.values()), None)
+                if kind_of in (query_type, None) and number(element.get("count")) is not None:
+                    raw[query_type] = element["count"]  # no element: LinkedIn reported nothing, not 0
+                    break
+        return from_raw(raw, MEMBER_COMMON)
+
+    async def _organization_metrics(self, client: httpx.AsyncClient, organization: str, urn: str,
+                                    kind: str) -> PostMetrics:
+        which = "shares" if kind == "share" else "ugcPosts"
+        body = json_body(await call(
+            client, "GET", f"/rest/organizationalEntityShareStatistics?q=organizationalEntity"
+                           f"&organizationalEntity={_restli(organization)}&{which}=List({_restli(urn)})",
+            network=NETWORK, classify=_metrics_classify), NETWORK)
+        elements = body.get("elements") if isinstance(body, dict) else None
+        if not isinstance(elements, list):
+            raise ProviderError("malformed", "LinkedIn organizationalEntityShareStatistics answered without elements")
+        key = "share" if kind == "share" else "ugcPost"
+        for element in elements[:50]:
+            if isinstance(element, dict) and element.get(key) in (urn, None):
+                totals = element.get("totalShareStatistics")
+                if not isinstance(totals, dict):
+                    raise ProviderError("malformed", "LinkedIn share statistics answered without totals")
+                return from_raw(totals, ORGANIZATION_COMMON)
+        # Left out of the answer: the reference says a post without actions or impressions is not returned.
+        return from_raw(dict.fromkeys(ORGANIZATION_COMMON, 0), ORGANIZATION_COMMON)
 
     async def delete_post(self, account: Account, publish_id: str) -> None:
         async with self._client(account) as client:

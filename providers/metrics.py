@@ -88,6 +88,21 @@ SUPPORT: dict[str, Support] = {
                          "lifetime_metrics of GET /v5/pins/{pin_id}/analytics: IMPRESSION, TOTAL_REACTIONS, "
                          "TOTAL_COMMENTS, SAVE, OUTBOUND_CLICK (PIN_CLICK kept as Pinterest's own name); Pinterest "
                          "answers for at most the last 90 days."),
+    "linkedin": Support(("impressions", "likes", "reposts", "replies", "link_clicks"),
+                        "https://learn.microsoft.com/en-us/linkedin/marketing/community-management/members/"
+                        "post-statistics",
+                        "A member's post: GET /rest/memberCreatorPostAnalytics?q=entity, one queryType a call "
+                        "(IMPRESSION, REACTION, RESHARE, COMMENT; MEMBERS_REACHED kept as LinkedIn's own name), "
+                        "r_member_postAnalytics. An organization's post: totalShareStatistics of GET "
+                        "/rest/organizationalEntityShareStatistics (https://learn.microsoft.com/en-us/linkedin/"
+                        "marketing/community-management/organizations/share-statistics): impressionCount, "
+                        "likeCount, shareCount, commentCount, clickCount, rw_organization_admin. Link clicks are "
+                        "an organization's only."),
+    "tiktok": Support(("likes", "reposts", "replies", "video_views"),
+                      "https://developers.tiktok.com/doc/tiktok-api-v2-video-query",
+                      "POST /v2/video/query/ by the post's video ID (video.list): view_count, like_count, "
+                      "share_count, comment_count. A post TikTok has not made public (moderation, SELF_ONLY) has "
+                      "no video ID yet: that reading finds nothing."),
 }
 
 

@@ -16,9 +16,18 @@
   `spam_risk_*` and `*_mismatch` → refusals with our own sentence).
 - Refresh: `POST /v2/oauth/token/` (`client_key`, `client_secret`, `grant_type=refresh_token`); access tokens last
   24 hours, refresh tokens a year; TikTok may rotate the refresh token.
-- Exactly-once: TikTok has no idempotency key and listing posts needs another scope (`video.list`); the
-  publish ID is the network's own, so a crash between TikTok's answer and our commit can post twice
-  (documented in docs/networks.md).
+- Exactly-once: TikTok has no idempotency key and the publish ID is the network's own, so a crash between
+  TikTok's answer and our commit can post twice (documented in docs/networks.md).
+- Metrics (providers/metrics.py): `POST /v2/video/query/?fields=id,view_count,like_count,comment_count,share_count`
+  with `{"filters": {"video_ids": [id]}}` (`video.list`,
+  https://developers.tiktok.com/doc/tiktok-api-v2-video-query): TikTok answers only the user's videos, so an ID
+  missing from `data.videos` is a post TikTok no longer has. The video ID is what `publish` recorded when
+  status/fetch gave one; a post still in moderation or never public (`SELF_ONLY`) has none
+  ("developers are not provided with the post_id until this process is complete",
+  https://developers.tiktok.com/doc/content-posting-api-reference-get-video-status), so `publish` recorded the
+  publish ID: each reading asks status/fetch again, and while there is still no video ID that reading finds
+  nothing (not an error). `scope_not_authorized` (video.list not granted) is a refusal: the collector stops the
+  account's readings once.
 
 The API base is `SOCIALPUB_TIKTOK_API_URL` (default https://open.tiktokapis.com).
 """
@@ -35,13 +44,14 @@ import httpx
 
 from providers.base import Account, CheckResult, Connection, Options, PostRequest, PostResult, ProviderError, recorded
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, retry_after
+from providers.metrics import SUPPORT, PostMetrics, from_raw
 from providers.oauth import refresh_due
 from schemas.time import iso
 
 NETWORK = "TikTok"
 API_URL = os.environ.get("SOCIALPUB_TIKTOK_API_URL", "https://open.tiktokapis.com").rstrip("/")
 AUTHORIZE_URL = os.environ.get("SOCIALPUB_TIKTOK_AUTHORIZE_URL", "https://www.tiktok.com/v2/auth/authorize/")
-SCOPES = ("user.info.basic", "video.publish", "video.upload")
+SCOPES = ("user.info.basic", "video.publish", "video.upload", "video.list")
 # Login Kit for Web, "Configure your authorization URL": `scope` is "a comma-separated string of authorization
 # scope(s)" (https://developers.tiktok.com/doc/login-kit-web/), not RFC 6749's space-separated list.
 SCOPE_SEPARATOR = ","
@@ -53,6 +63,10 @@ MAX_POLLS = 60
 POLL_MIN, POLL_MAX = 2.0, 30.0
 REFRESH_AHEAD = timedelta(hours=2)
 _JSON = {"Content-Type": "application/json; charset=UTF-8"}
+METRIC_FIELDS = "id,view_count,like_count,comment_count,share_count"
+METRICS_COMMON = {"view_count": "video_views", "like_count": "likes", "share_count": "reposts",
+                  "comment_count": "replies"}
+_VIDEO_ID = re.compile(r"\d{1,30}")
 
 
 def _classify(response: httpx.Response) -> ProviderError | None:
@@ -82,6 +96,29 @@ def _classify(response: httpx.Response) -> ProviderError | None:
     return None
 
 
+def _metrics_classify(response: httpx.Response) -> ProviderError | None:
+    """A metrics read (https://developers.tiktok.com/doc/tiktok-api-v2-error-handling): `scope_not_authorized`
+    (401) and `scope_permission_missed` (400) are the permission not granted — a refusal, which stops the
+    account's readings once, not a reconnect of an account that still publishes; rate limits and outages as
+    usual; any other refusal is our request's fault, not the account's."""
+    try:
+        code = str((response.json().get("error") or {}).get("code") or "")
+    except (ValueError, AttributeError, TypeError):
+        code = ""
+    where = f"TikTok answered {response.status_code} ({code[:60]}) to {response.request.url.path}"
+    if code in ("scope_not_authorized", "scope_permission_missed"):
+        return ProviderError("rejected", where, safe_reason="TikTok refused to share the post's statistics: the "
+                                                            "account did not grant video.list.")
+    if code == "access_token_invalid" or response.status_code == 401:
+        return ProviderError("reauth_required", where,
+                             safe_reason="TikTok no longer accepts the account's authorisation.")
+    if code == "rate_limit_exceeded" or response.status_code == 429:
+        return ProviderError("rate_limited", where, retry_after=retry_after(response))
+    if response.status_code >= 500 or code == "internal_error":
+        return None
+    return ProviderError("malformed", where)
+
+
 def _token(account: Account) -> str:
     token = (account.credentials or {}).get("access_token")
     if not isinstance(token, str) or not token:
@@ -104,19 +141,23 @@ def _data(response: httpx.Response) -> dict[str, Any]:
 # reference): the direct post endpoints (`/v2/post/publish/video/init/`, `/v2/post/publish/content/init/`),
 # `creator_info/query` and `status/fetch` need video.publish
 # (https://developers.tiktok.com/doc/content-posting-api-reference-direct-post); `GET /v2/user/info/` needs
-# user.info.basic (https://developers.tiktok.com/doc/tiktok-api-v2-get-user-info). TikTok offers no post lookup
-# or deletion in these scopes, so find_post and delete_post call nothing.
+# user.info.basic (https://developers.tiktok.com/doc/tiktok-api-v2-get-user-info). TikTok keeps no idempotency
+# key to find a post by and offers no deletion, so find_post and delete_post call nothing. Post metrics:
+# `/v2/video/query/` needs video.list (https://developers.tiktok.com/doc/tiktok-api-v2-video-query), and
+# status/fetch (for a post whose video ID came after publishing) video.publish.
 NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
     "publish:VIDEO": ("video.publish",),
     "publish:IMAGE": ("video.publish",),
     "publish:CAROUSEL": ("video.publish",),
     "dynamic_options": ("video.publish",),
     "check": ("user.info.basic",),
+    "post_metrics": ("video.list", "video.publish"),
 }
 
 
 class TikTokProvider:
     name = "tiktok"
+    metrics_fields = SUPPORT["tiktok"].fields
     refresh_ahead = REFRESH_AHEAD  # the token tick refreshes TikTok tokens (24 hours) this far ahead
     needed_scopes = NEEDED_SCOPES
 
@@ -232,7 +273,38 @@ class TikTokProvider:
                             safe_reason="TikTok is still processing the media; it is tried again later.")
 
     async def find_post(self, account: Account, idempotency_token: str) -> PostResult | None:
-        return None  # no idempotency key and no post listing in the granted scopes (docs/networks.md)
+        return None  # no idempotency key (docs/networks.md)
+
+    async def post_metrics(self, account: Account, publish_id: str, *, published_at: datetime,
+                           now: datetime) -> PostMetrics:
+        """The video's counts by its video ID (module docstring); nothing this time while it has none."""
+        async with self._client(account) as client:
+            video_id = publish_id if _VIDEO_ID.fullmatch(publish_id) else await self._video_id(client, publish_id)
+            if video_id is None:
+                return PostMetrics()
+            body = json_body(await call(client, "POST", "/v2/video/query/", network=NETWORK,
+                                        classify=_metrics_classify, params={"fields": METRIC_FIELDS},
+                                        headers={"Content-Type": "application/json"},
+                                        json={"filters": {"video_ids": [video_id]}}), NETWORK)
+        data = body.get("data") if isinstance(body, dict) else None
+        error = body.get("error") if isinstance(body, dict) and isinstance(body.get("error"), dict) else {}
+        if error.get("code") not in (None, "ok") or not isinstance(data, dict) or \
+                not isinstance(data.get("videos", []), list):
+            raise ProviderError("malformed", "TikTok video query answered an unexpected shape")
+        for video in data.get("videos") or []:
+            if isinstance(video, dict) and str(video.get("id")) == video_id:
+                return from_raw({k: v for k, v in video.items() if k != "id"}, METRICS_COMMON)
+        return PostMetrics(gone=True)  # not among the user's videos: deleted on TikTok
+
+    async def _video_id(self, client: httpx.AsyncClient, publish_id: str) -> str | None:
+        """The video ID status/fetch gives for a post published without one, if TikTok has made it public since."""
+        body = json_body(await call(client, "POST", "/v2/post/publish/status/fetch/", network=NETWORK,
+                                    classify=_metrics_classify, headers=_JSON, json={"publish_id": publish_id}),
+                         NETWORK)
+        data = body.get("data") if isinstance(body, dict) else None
+        ids = data.get("publicaly_available_post_id") if isinstance(data, dict) else None  # TikTok's spelling
+        found = str(ids[0]) if isinstance(ids, list) and ids else ""
+        return found if _VIDEO_ID.fullmatch(found) else None
 
     async def delete_post(self, account: Account, publish_id: str) -> None:
         raise ProviderError("rejected", "TikTok posts cannot be deleted through the API",

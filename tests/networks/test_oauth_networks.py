@@ -33,7 +33,7 @@ async def _connect_tiktok(env, flow) -> Integration:
     # TikTok Login Kit for Web (https://developers.tiktok.com/doc/login-kit-web/, "Configure your authorization
     # URL"): `scope` is a comma-separated string; a space-joined one fails the connect on the real service.
     assert q["client_key"] == "ck-123" and q["code_challenge_method"] == "S256"
-    assert q["scope"] == "user.info.basic,video.publish,video.upload" and " " not in q["scope"]
+    assert q["scope"] == "user.info.basic,video.publish,video.upload,video.list" and " " not in q["scope"]
     with respx.mock(assert_all_mocked=True) as router:
         token = router.post(f"{tiktok.API_URL}/v2/oauth/token/").mock(return_value=httpx.Response(200, json={
             "access_token": ACCESS, "expires_in": 86400, "open_id": "-000open", "refresh_expires_in": 31536000,
