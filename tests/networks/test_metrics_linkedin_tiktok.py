@@ -47,9 +47,11 @@ from storage.tables.analytics import MetricSnapshot, PostMetricsState
 from storage.tables.brands import Brand
 from storage.tables.notifications import Notification
 from tests.networks.cases.linkedin import API as LI_API
-from tests.networks.cases.linkedin import ORG, SHARE, TOKEN as LI_TOKEN, LinkedInCase
+from tests.networks.cases.linkedin import ORG, SHARE, LinkedInCase
+from tests.networks.cases.linkedin import TOKEN as LI_TOKEN
 from tests.networks.cases.tiktok import API as TT_API
-from tests.networks.cases.tiktok import OK, TOKEN as TT_TOKEN, TikTokCase
+from tests.networks.cases.tiktok import OK, TikTokCase
+from tests.networks.cases.tiktok import TOKEN as TT_TOKEN
 from tests.networks.contract import serve_media
 from tests.networks.support import Flow, assert_no_secrets
 from tools.analytics import collect
