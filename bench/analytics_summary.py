@@ -12,7 +12,6 @@ spread over 200 other brands and times the same calls again. Prints both medians
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
@@ -24,23 +23,20 @@ from sqlalchemy import insert
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.scratch import median_call, scratch_runtime
 from schemas.ids import new_id
-from schemas.settings import Settings
-from schemas.time import FrozenClock
+from schemas.time import Clock
 from server.dispatch import Dispatcher
 from storage.db import Database
-from storage.migrate import upgrade
 from storage.tables.analytics import PostMetricsState
-from tools import catalogue
 from tools.operator import actions as operator
-from tools.runtime import Runtime
 
 START = "2026-06-01T09:00:00.000Z"
 BATCH = 5_000
 PLATFORMS = ("x", "youtube", "pinterest", "mastodon")
 
 
-async def seed(db: Database, clock: FrozenClock, workspace_id: str, brand_ids: list[str], count: int) -> None:
+async def seed(db: Database, clock: Clock, workspace_id: str, brand_ids: list[str], count: int) -> None:
     now = clock.now()
     for lo in range(0, count, BATCH):
         rows = []
@@ -58,30 +54,16 @@ async def seed(db: Database, clock: FrozenClock, workspace_id: str, brand_ids: l
 
 
 async def time_calls(dispatcher: Dispatcher, secret: str, brand_id: str, repeat: int) -> float:
-    calls = [(catalogue.get("get_analytics_summary"), {}),
-             (catalogue.get("get_analytics_summary"), {"group_by": "weekday_hour"}),
-             (catalogue.get("list_top_posts"), {"metric": "likes"})]
-    for ep, q in calls:  # warm up
-        out = await dispatcher.invoke(ep, {"brand_id": brand_id, **q}, token=secret)
-        assert out.status == 200, out.body
-    samples = []
-    for _ in range(repeat):
-        for ep, q in calls:
-            t0 = time.perf_counter()
-            out = await dispatcher.invoke(ep, {"brand_id": brand_id, **q}, token=secret)
-            samples.append(time.perf_counter() - t0)
-            assert out.status == 200
-    return statistics.median(samples)
+    return await median_call(dispatcher, secret, [
+        ("get_analytics_summary", {"brand_id": brand_id}),
+        ("get_analytics_summary", {"brand_id": brand_id, "group_by": "weekday_hour"}),
+        ("list_top_posts", {"brand_id": brand_id, "metric": "likes"})], repeat)
 
 
 async def main(posts: int, others: int, repeat: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite+aiosqlite:///{tmp}/bench.db"
-        db = Database(url)
-        await upgrade(db)
-        clock = FrozenClock(START)
-        rt = Runtime(settings=Settings(home=Path(tmp), database_url=url, rate_limit_requests=0,
-                                       worker_enabled=False), db=db, clock=clock)
+        rt = await scratch_runtime(tmp, start=START)
+        db, clock = rt.db, rt.clock
         dispatcher = Dispatcher(rt)
         async with db.session(write=True) as s:
             ws = await operator.create_workspace(s, clock.now(), "bench")

@@ -11,7 +11,6 @@ inserts and times the same pages again. Prints both medians and the ratio (targe
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
@@ -23,22 +22,20 @@ from sqlalchemy import insert
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.scratch import median_call, scratch_runtime
 from schemas.ids import new_id
-from schemas.settings import Settings
-from schemas.time import FrozenClock
+from schemas.time import Clock
 from server.dispatch import Dispatcher
 from storage.db import Database
-from storage.migrate import upgrade
 from storage.tables.content import ContentItem
 from tools import catalogue
 from tools.operator import actions as operator
-from tools.runtime import Runtime
 
 START = "2026-01-05T09:00:00.000Z"
 BATCH = 5_000
 
 
-async def seed(db: Database, clock: FrozenClock, workspace, brand, user_id: str, start: int, stop: int) -> list[str]:
+async def seed(db: Database, clock: Clock, workspace, brand, user_id: str, start: int, stop: int) -> list[str]:
     base = clock.now()
     ids = []
     for lo in range(start, stop, BATCH):
@@ -61,30 +58,18 @@ async def seed(db: Database, clock: FrozenClock, workspace, brand, user_id: str,
 
 
 async def time_pages(dispatcher: Dispatcher, secret: str, brand_id: str, ids: list[str], repeat: int) -> float:
-    ep = catalogue.get("list_content_items")
     middle = ids[len(ids) // 2]
+    first = await dispatcher.invoke(catalogue.get("list_content_items"), {"brand_id": brand_id}, token=secret)
+    assert len(first.body["data"]["items"]) == 20, first.body  # full pages, or the bench times short ones
     queries = [{}, {"cursor": middle}, {"order_direction": "asc"}, {"order_direction": "asc", "cursor": middle}]
-    for q in queries:  # warm up caches and the connection pool
-        out = await dispatcher.invoke(ep, {"brand_id": brand_id, **q}, token=secret)
-        assert out.status == 200 and len(out.body["data"]["items"]) == 20, out.body
-    samples = []
-    for _ in range(repeat):
-        for q in queries:
-            t0 = time.perf_counter()
-            out = await dispatcher.invoke(ep, {"brand_id": brand_id, **q}, token=secret)
-            samples.append(time.perf_counter() - t0)
-            assert out.status == 200
-    return statistics.median(samples)
+    return await median_call(dispatcher, secret,
+                             [("list_content_items", {"brand_id": brand_id, **q}) for q in queries], repeat)
 
 
 async def main(small: int, large: int, repeat: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite+aiosqlite:///{tmp}/bench.db"
-        db = Database(url)
-        await upgrade(db)
-        clock = FrozenClock(START)
-        rt = Runtime(settings=Settings(home=Path(tmp), database_url=url, rate_limit_requests=0,
-                                       worker_enabled=False), db=db, clock=clock)
+        rt = await scratch_runtime(tmp, start=START)
+        db, clock = rt.db, rt.clock
         dispatcher = Dispatcher(rt)
         async with db.session(write=True) as s:
             ws = await operator.create_workspace(s, clock.now(), "bench")

@@ -3,15 +3,19 @@ given), a frozen clock, no rate limit and no in-process worker."""
 
 from __future__ import annotations
 
+import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from schemas.settings import Settings
 from schemas.time import FrozenClock
+from server.dispatch import Dispatcher
 from storage.db import Database
 from storage.migrate import upgrade
+from tools import catalogue
 from tools.runtime import Runtime
 
 START = "2026-01-05T09:00:00.000Z"
@@ -25,3 +29,20 @@ async def scratch_runtime(home: str | Path, url: str | None = None, start: str =
     if migrate:
         await upgrade(rt.db)
     return rt
+
+
+async def median_call(dispatcher: Dispatcher, token: str, calls: list[tuple[str, dict]], repeat: int) -> float:
+    """Median seconds of one in-process dispatch of each (tool name, arguments) in `calls`, after one warm-up
+    round whose answers must all be 200 (a bench that times errors measures nothing)."""
+    eps = [(catalogue.get(name), args) for name, args in calls]
+    for ep, args in eps:
+        out = await dispatcher.invoke(ep, args, token=token)
+        assert out.status == 200, out.body
+    samples = []
+    for _ in range(repeat):
+        for ep, args in eps:
+            t0 = time.perf_counter()
+            out = await dispatcher.invoke(ep, args, token=token)
+            samples.append(time.perf_counter() - t0)
+            assert out.status == 200, out.body
+    return statistics.median(samples)

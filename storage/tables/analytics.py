@@ -12,12 +12,26 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import Index, UniqueConstraint
-from sqlmodel import Field
+from sqlmodel import Field, SQLModel
 
 from storage.tables._base import Stamped, json_field, utc_field
 
 
-class PostMetricsState(Stamped, table=True):
+class CommonMetrics(SQLModel):
+    """The columns of schemas/metrics.COMMON, one per common metric, shared by the latest figures and every
+    snapshot (tests/analytics/test_tables.py holds the two names lists equal)."""
+
+    impressions: int | None = None
+    likes: int | None = None
+    reposts: int | None = None
+    replies: int | None = None
+    saves: int | None = None
+    link_clicks: int | None = None
+    video_views: int | None = None
+    watch_time_seconds: int | None = None
+
+
+class PostMetricsState(CommonMetrics, Stamped, table=True):
     __tablename__ = "post_metrics"
     __table_args__ = (
         Index("ix_post_metrics_due", "status", "next_due_at"),
@@ -38,18 +52,10 @@ class PostMetricsState(Stamped, table=True):
     step: int = 0  # readings taken so far (index into tools/analytics/cadence.STEPS)
     next_due_at: datetime | None = utc_field(nullable=True)
     read_at: datetime | None = utc_field(nullable=True)  # the latest reading
-    impressions: int | None = None
-    likes: int | None = None
-    reposts: int | None = None
-    replies: int | None = None
-    saves: int | None = None
-    link_clicks: int | None = None
-    video_views: int | None = None
-    watch_time_seconds: int | None = None
     failures: int = 0  # failed reads in a row (rate limits, outages); reset by a reading
 
 
-class MetricSnapshot(Stamped, table=True):
+class MetricSnapshot(CommonMetrics, Stamped, table=True):
     """One reading. Unique per (publication, step): a reading taken twice (two workers, a retry after a crash)
     is stored once."""
 
@@ -61,12 +67,4 @@ class MetricSnapshot(Stamped, table=True):
     brand_id: str = Field(max_length=40)
     step: int
     taken_at: datetime = utc_field()
-    impressions: int | None = None
-    likes: int | None = None
-    reposts: int | None = None
-    replies: int | None = None
-    saves: int | None = None
-    link_clicks: int | None = None
-    video_views: int | None = None
-    watch_time_seconds: int | None = None
     raw: dict | None = json_field()  # the network's own names and values, verbatim (bounded: providers/metrics)

@@ -130,13 +130,13 @@ async def test_editing_under_publication_intent_moves_to_draft_first(env) -> Non
     page = await admin.get(edit)
     assert "Move to draft and edit" in page.text
     found = await admin.get(f"{compose}?content_item_id={item_id}")  # not opened from it: found on the calendar
-    assert f'name="schedule_id" value="{sid}"' in found.text
+    assert f'/schedules/{sid}/edit"' in found.text
     form = await _form(admin, edit)
     refused = await admin.post(compose, data={**form, **_post(brand.id, x.id, caption="Changed"),
                                               "content_item_id": item_id, "schedule_id": sid, "action": "save"})
     assert refused.status_code == 409 and "Move to draft and edit" in refused.text  # the spec refuses; the way out
-    moved = await admin.post(f"{compose}/move-to-draft", data={"csrf": form["csrf"], "schedule_id": sid,
-                                                               "idempotency_key": "console-move-1"})
+    moved = await admin.post(f"/console/brands/{brand.id}/schedules/{sid}/edit",
+                             data={"csrf": form["csrf"], "idempotency_key": "console-move-1"})
     assert moved.status_code == 303 and "at=2026-03-05T10%3A30&notice=moved" in moved.headers["location"]
     async with env.db.session(write=False) as s:
         assert await s.get(Schedule, sid) is None

@@ -172,7 +172,8 @@ async def test_edit_moves_the_held_post_to_drafts_and_opens_the_composer(env) ->
     resp = await admin.post(f"/console/brands/{brand.id}/schedules/{sid}/edit",
                             data={"csrf": csrf_of(page), "idempotency_key": "console-e1"})
     assert resp.status_code == 303
-    assert resp.headers["location"] == f"/console/brands/{brand.id}/compose?content_item_id={item}"
+    assert resp.headers["location"] == (f"/console/brands/{brand.id}/compose?content_item_id={item}"
+                                        "&at=2026-03-05T10%3A30&notice=moved")  # the old time comes along
     gone = await env.rest.get(f"/v1/brands/{brand.id}/schedules/{sid}", headers=env.auth(key))
     assert gone.status_code == 404
     # the draft is editable again through the same route as REST (the composer's)

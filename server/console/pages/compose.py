@@ -14,7 +14,7 @@ Pinterest options, and browser uploads with progress through upload sessions.
 from __future__ import annotations
 
 import contextlib
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 from zoneinfo import ZoneInfo
@@ -31,7 +31,7 @@ from server.console import compose_form as cf
 from server.console import web
 from server.console.compose_preview import preview_cards
 from server.console.identity import SignedIn
-from server.console.pages.shared import BRAND, Console, need_scope, z
+from server.console.pages.shared import BRAND, Console, z
 from server.console.web import ConsoleError, redirect, render
 from server.dispatch import validation_error
 from tools import catalogue
@@ -311,29 +311,12 @@ async def target_options(c: Console, request: Request, me: SignedIn) -> Response
     return _json(await _options(c, me, b.id, target))
 
 
-async def move_to_draft(c: Console, request: Request, me: SignedIn) -> Response:
-    """Editing content under publication intent: move its Schedule back to draft (`move_schedule_to_draft`), then
-    edit it here and schedule it again; the old time comes along for that."""
-    b = await c.brand_of(me, request.path_params["brand_id"])
-    form = request.state.form
-    sid = cf.text(form, "schedule_id", 64).strip()
-    need_scope(me, "schedule:write")
-    s = await c.api(me, "get_schedule", brand_id=b.id, schedule_id=sid)
-    await c.api(me, "move_schedule_to_draft", idempotency_key=cf.text(form, "idempotency_key", 200) or None,
-                brand_id=b.id, schedule_id=sid, confirm_schedule_id=sid)
-    tz = ZoneInfo(b.timezone or "UTC")
-    at = cf.local_input(datetime.fromisoformat(s["scheduled_at"].replace("Z", "+00:00")), tz)
-    where = urlencode({"content_item_id": s["content_item_id"], "at": at, "notice": "moved"})
-    return redirect(f"/brands/{b.id}/compose?{where}")
-
-
 def routes(c: Console) -> list[BaseRoute]:
     big = {"max_form": COMPOSE_FORM, "max_fields": COMPOSE_FIELDS}
     return [
         Route(COMPOSE, c.page(compose_page), methods=["GET"]),
         Route(COMPOSE, c.page(compose_submit, **big), methods=["POST"]),
         Route(f"{COMPOSE}/check", c.page(live_check, **big), methods=["POST"]),
-        Route(f"{COMPOSE}/move-to-draft", c.page(move_to_draft), methods=["POST"]),
         Route(f"{COMPOSE}/uploads", c.page(upload_session), methods=["POST"]),
         Route(f"{COMPOSE}/media/{{media_id:str}}", c.page(media_state), methods=["GET"]),
         Route(f"{COMPOSE}/options/{{integration_id:str}}", c.page(target_options), methods=["GET"]),

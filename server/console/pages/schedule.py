@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
 from sqlmodel import col, select
@@ -15,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from schemas.scopes import PUBLISH_SCOPE
+from server.console import compose_form as cf
 from server.console import web
 from server.console.identity import SignedIn
 from server.console.pages.shared import BRAND, Console, z
@@ -109,13 +111,17 @@ async def reject(c: Console, request: Request, me: SignedIn) -> Response:
 
 async def edit(c: Console, request: Request, me: SignedIn) -> Response:
     """A held (or approved, unsent) post's draft cannot be edited under its Schedule (the content usage rule):
-    move it to drafts (move_schedule_to_draft), then open the composer on it; scheduling again is the composer's."""
+    move it to drafts (move_schedule_to_draft), then open the composer on it with the old time filled in;
+    scheduling again is the composer's. The one way to edit such a post, from the review queue, the schedule
+    page and the composer alike."""
     b = await c.brand_of(me, request.path_params["brand_id"])
     sid = request.path_params["schedule_id"]
+    s = await c.api(me, "get_schedule", brand_id=b.id, schedule_id=sid)
     moved = await c.api(me, "move_schedule_to_draft", idempotency_key=_idem(request), brand_id=b.id,
                         schedule_id=sid, confirm_schedule_id=sid)
-    return web.RedirectResponse(compose_url(b.id, moved["content_item_id"]), status_code=303,
-                                headers=web.SECURITY_HEADERS)
+    at = cf.local_input(datetime.fromisoformat(s["scheduled_at"].replace("Z", "+00:00")), ZoneInfo(b.timezone or "UTC"))
+    return web.RedirectResponse(f"{compose_url(b.id, moved['content_item_id'])}&{urlencode({'at': at, 'notice': 'moved'})}",
+                                status_code=303, headers=web.SECURITY_HEADERS)
 
 
 async def retry(c: Console, request: Request, me: SignedIn) -> Response:
