@@ -50,7 +50,7 @@ from typing import Any
 import anyio
 import httpx
 
-from providers import versions
+from providers import meta_insights, versions
 from providers.base import (
     Account,
     CheckResult,
@@ -63,7 +63,6 @@ from providers.base import (
     recorded,
 )
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client
-from providers import meta_insights
 from providers.instagram import AUTHORIZE_URL, GRAPH_URL, granted_permissions, graph_classify
 from providers.metrics import SUPPORT, PostMetrics, from_raw
 from providers.oauth import refresh_due, token_request

@@ -42,6 +42,7 @@ from typing import Any
 import anyio
 import httpx
 
+from providers import meta_insights
 from providers.base import (
     Account,
     CheckResult,
@@ -53,7 +54,6 @@ from providers.base import (
     probe,
     recorded,
 )
-from providers import meta_insights
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client
 from providers.instagram import graph_classify
 from providers.metrics import SUPPORT, PostMetrics, from_raw
