@@ -24,9 +24,9 @@ user's long-lived token (`GET /me/accounts`, which answers each Page's `access_t
   (https://developers.facebook.com/docs/graph-api/reference/page-post/insights/: `metric=post_media_view`,
   the successor of `post_impressions`, which Meta removed for every version on November 15, 2025 —
   https://developers.facebook.com/docs/pages-api/changelog/). A video or Reel is published as a video object:
-  its Page post is read from the video's `post_id` field first. Insights need `read_insights` with
-  `pages_read_engagement`; should Meta retire `post_media_view` too (an invalid-metric code 100), the reading
-  keeps the post's counts without views. Errors as providers/meta_insights.py says.
+  its Page post is read from the video's `post_id` field first (a Story has none: not read). Insights need
+  `read_insights` with `pages_read_engagement`; should Meta retire `post_media_view` too (an invalid-metric code
+  100), the reading keeps the post's counts without views. Errors as providers/meta_insights.py says.
 - Errors: Graph `error.code` (providers.instagram.graph_classify): 190 → reauth_required, 4/17/32/613/80002
   rate limits → rate_limited, 10/200-299 permissions → rejected.
 - Tokens: the code exchange is followed at once by the long-lived exchange (`fb_exchange_token`, 60 days), so
@@ -369,7 +369,12 @@ class FacebookProvider:
         async with self._client(token) as client:
             post: str | None = publish_id
             if "_" not in publish_id:  # a video or Reel ID: its Page post
-                video = await meta_insights.read(client, f"/{publish_id}", {"fields": "post_id"}, NETWORK)
+                try:
+                    video = await meta_insights.read(client, f"/{publish_id}", {"fields": "post_id"}, NETWORK)
+                except ProviderError as exc:
+                    if exc.kind != "malformed":
+                        raise
+                    video = None  # not a video (a Story has no post_id): no Page post to read, readings stop
                 if video is None:
                     return PostMetrics(gone=True)
                 post = str(video.get("post_id") or "") if isinstance(video, dict) else ""

@@ -164,6 +164,15 @@ async def test_facebook_video_reads_its_page_post() -> None:
     assert got.values == {"impressions": 80, "likes": 57, "replies": 9}
 
 
+async def test_facebook_story_has_no_page_post_to_read() -> None:
+    case = FacebookCase()
+    with respx.mock(assert_all_called=True) as router:
+        router.get(f"{FB_API}/{FB_VIDEO}").respond(400, json=graph_error(
+            100, "(#100) Tried accessing nonexisting field (post_id) on node type (Photo)"))
+        got = await case.provider().post_metrics(case.account(), FB_VIDEO, published_at=NOW, now=NOW)
+    assert got.gone  # readings stop rather than retrying a request that cannot succeed
+
+
 async def test_facebook_retired_metric_keeps_the_counts() -> None:
     case = FacebookCase()
     with respx.mock(assert_all_called=True) as router:
