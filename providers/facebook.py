@@ -18,6 +18,15 @@ user's long-lived token (`GET /me/accounts`, which answers each Page's `access_t
   recognises an exact text match: feed and photo posts in `GET /{page-id}/posts` (`message`), videos in
   `GET /{page-id}/videos` and Reels in `GET /{page-id}/video_reels` (`description`). Stories carry no text and
   are not recoverable this way (documented).
+- Metrics (`post_metrics`): the Page post's counts as post fields (Page Post reference,
+  https://developers.facebook.com/docs/graph-api/reference/post/: `reactions` and `comments` edges with
+  `summary(total_count)`, the `shares` field, absent while nobody shared) and its views from Page Post Insights
+  (https://developers.facebook.com/docs/graph-api/reference/page-post/insights/: `metric=post_media_view`,
+  the successor of `post_impressions`, which Meta removed for every version on November 15, 2025 —
+  https://developers.facebook.com/docs/pages-api/changelog/). A video or Reel is published as a video object:
+  its Page post is read from the video's `post_id` field first (a Story has none: not read). Insights need
+  `read_insights` with `pages_read_engagement`; should Meta retire `post_media_view` too (an invalid-metric code
+  100), the reading keeps the post's counts without views. Errors as providers/meta_insights.py says.
 - Errors: Graph `error.code` (providers.instagram.graph_classify): 190 → reauth_required, 4/17/32/613/80002
   rate limits → rate_limited, 10/200-299 permissions → rejected.
 - Tokens: the code exchange is followed at once by the long-lived exchange (`fb_exchange_token`, 60 days), so
@@ -41,7 +50,7 @@ from typing import Any
 import anyio
 import httpx
 
-from providers import versions
+from providers import meta_insights, versions
 from providers.base import (
     Account,
     CheckResult,
@@ -55,6 +64,7 @@ from providers.base import (
 )
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client
 from providers.instagram import AUTHORIZE_URL, GRAPH_URL, granted_permissions, graph_classify
+from providers.metrics import SUPPORT, PostMetrics, from_raw
 from providers.oauth import refresh_due, token_request
 from schemas.time import iso
 
@@ -64,7 +74,9 @@ VIDEO_URL = os.environ.get("SOCIALPUB_GRAPH_VIDEO_URL",
 RUPLOAD_URL = os.environ.get("SOCIALPUB_FACEBOOK_RUPLOAD_URL",
                              f"https://rupload.facebook.com/video-upload/{versions.GRAPH.version}").rstrip("/")
 __all__ = ["AUTHORIZE_URL", "GRAPH_URL", "FacebookProvider", "exchange_code", "verify"]
-SCOPES = ("pages_show_list", "pages_read_engagement", "pages_manage_posts", "business_management")
+# read_insights: post metrics (an account connected before it was asked for lacks it: its metrics stop once with
+# `permission_missing` until it is reconnected).
+SCOPES = ("pages_show_list", "pages_read_engagement", "pages_manage_posts", "business_management", "read_insights")
 PROCESSING_BUDGET = 240.0
 MAX_POLLS = 60
 POLL_MIN, POLL_MAX = 2.0, 30.0
@@ -73,6 +85,11 @@ PAGES_MAX = 50
 REFRESH_AHEAD = timedelta(days=7)
 _URL = re.compile(r"https?://\S+")
 _classify = graph_classify(NETWORK)
+# The post's counts in one read: each edge's summary only (limit 0: no reactions or comments themselves).
+POST_FIELDS = "shares,reactions.summary(total_count).limit(0),comments.summary(total_count).limit(0)"
+INSIGHT_METRICS = ("post_media_view",)
+# Facebook's names (the edges' totals kept under the edge's name) -> the common ones.
+METRICS_MAP = {"post_media_view": "impressions", "reactions": "likes", "comments": "replies", "shares": "reposts"}
 
 
 def _id(body: Any, what: str, key: str = "id") -> str:
@@ -145,12 +162,15 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
     "delete_post": ("pages_show_list", "pages_manage_posts"),
     "refresh_credentials": ("pages_show_list",),
     "check": ("pages_show_list", "pages_read_engagement"),
+    # Page Post Insights: read_insights and pages_read_engagement (a Page token of someone with the ANALYZE task)
+    "post_metrics": ("pages_show_list", "pages_read_engagement", "read_insights"),
 }
 
 
 class FacebookProvider:
     name = "facebook"
     needed_scopes = NEEDED_SCOPES
+    metrics_fields = SUPPORT["facebook"].fields
     refresh_ahead = REFRESH_AHEAD  # the token tick looks this far ahead for these accounts
 
     def __init__(self, *, graph_url: str = GRAPH_URL, video_url: str = VIDEO_URL, rupload_url: str = RUPLOAD_URL,
@@ -341,6 +361,44 @@ class FacebookProvider:
                     link = f"https://www.facebook.com/reel/{item['id']}"
                 return PostResult(publish_id=str(item["id"]), permalink_url=link if isinstance(link, str) else None)
         return None
+
+    async def post_metrics(self, account: Account, publish_id: str, *, published_at: datetime,
+                           now: datetime) -> PostMetrics:
+        """The Page post's counts (post fields) and views (insights); module docstring."""
+        _, token = self._page(account)
+        async with self._client(token) as client:
+            post: str | None = publish_id
+            if "_" not in publish_id:  # a video or Reel ID: its Page post
+                try:
+                    video = await meta_insights.read(client, f"/{publish_id}", {"fields": "post_id"}, NETWORK)
+                except ProviderError as exc:
+                    if exc.kind != "malformed":
+                        raise
+                    video = None  # not a video (a Story has no post_id): no Page post to read, readings stop
+                if video is None:
+                    return PostMetrics(gone=True)
+                post = str(video.get("post_id") or "") if isinstance(video, dict) else ""
+                if not post:
+                    return PostMetrics()  # no feed post (yet): nothing to read this time
+            counts = await meta_insights.read(client, f"/{post}", {"fields": POST_FIELDS}, NETWORK)
+            if not isinstance(counts, dict):
+                return PostMetrics(gone=True)
+            try:
+                insights = await meta_insights.read(client, f"/{post}/insights",
+                                                    {"metric": ",".join(INSIGHT_METRICS), "period": "lifetime"},
+                                                    NETWORK)
+            except ProviderError as exc:
+                if exc.kind != "malformed":
+                    raise
+                insights = {"data": []}  # the metric was retired: the counts still tell
+        raw: dict[str, Any] = meta_insights.insight_values(insights or {"data": []}, NETWORK)
+        for edge in ("reactions", "comments"):
+            summary = (counts.get(edge) or {}).get("summary") if isinstance(counts.get(edge), dict) else None
+            if isinstance(summary, dict):
+                raw[edge] = summary.get("total_count")
+        if isinstance(counts.get("shares"), dict):
+            raw["shares"] = counts["shares"].get("count")
+        return from_raw(raw, METRICS_MAP)
 
     async def delete_post(self, account: Account, publish_id: str) -> None:
         _, token = self._page(account)

@@ -12,6 +12,15 @@ Instagram business/creator account, a long-lived user token.
   is spent is transient (the worker retries).
 - Publish: `POST /{ig-user-id}/media_publish` with `creation_id` → `{id}`; permalink from
   `GET /{media-id}?fields=permalink`.
+- Metrics (`post_metrics`, Instagram Media Insights,
+  https://developers.facebook.com/docs/instagram-platform/reference/instagram-media/insights): the media's
+  `media_product_type` (`GET /{ig-media-id}?fields=media_product_type`), then
+  `GET /{ig-media-id}/insights?metric=…` with the metrics that product type offers on the pinned Graph version
+  (v22.0 and later refuse `impressions`, `plays` and `video_views`; `views` replaced them): FEED and REELS
+  `views,reach,likes,comments,saved,shares,total_interactions` (REELS adds `ig_reels_avg_watch_time` and
+  `ig_reels_video_view_total_time`, in milliseconds), STORY `views,reach,replies,shares,total_interactions`.
+  Story metrics exist for 24 hours only, so a Story older than that is `gone`. Needs `instagram_manage_insights`
+  (Facebook Login); errors as providers/meta_insights.py says.
 - Exactly-once: Instagram has no idempotency key. `find_post_matching` reads the account's media since the run
   began (`GET /{ig-user-id}/media?fields=id,caption,timestamp,permalink,media_type`) and recognises an exact
   caption match (Stories carry no caption and are not recoverable this way: documented).
@@ -55,6 +64,7 @@ from providers.base import (
     recorded,
 )
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, retry_after
+from providers.metrics import SUPPORT, PostMetrics, from_raw
 from providers.oauth import refresh_due, token_request
 from schemas.time import iso
 
@@ -63,8 +73,10 @@ GRAPH_URL = os.environ.get("SOCIALPUB_GRAPH_API_URL",
                            f"https://graph.facebook.com/{versions.GRAPH.version}").rstrip("/")
 AUTHORIZE_URL = os.environ.get("SOCIALPUB_FACEBOOK_AUTHORIZE_URL",
                                f"https://www.facebook.com/{versions.GRAPH.version}/dialog/oauth")
+# instagram_manage_insights: post metrics (an account connected before it was asked for lacks it: its metrics
+# stop once with `permission_missing` until it is reconnected).
 SCOPES = ("instagram_basic", "instagram_content_publish", "pages_show_list", "pages_read_engagement",
-          "business_management")
+          "business_management", "instagram_manage_insights")
 PROCESSING_BUDGET = 240.0
 MAX_POLLS = 60  # status reads per container per attempt (with the budget, whichever ends first)
 POLL_MIN, POLL_MAX = 2.0, 30.0
@@ -72,6 +84,19 @@ RECENT_MAX = 50
 REFRESH_AHEAD = timedelta(days=7)  # long-lived tokens last 60 days; exchanged again a week ahead
 LONG_LIVED = timedelta(days=60)
 _RATE_CODES = {4, 17, 32, 613, 80002}
+STORY_METRICS_FOR = timedelta(hours=24)  # Instagram keeps a Story's metrics this long
+# The metrics each media product type offers (IG Media Insights reference, "Metrics"), asked in one request.
+_FEED = ("views", "reach", "likes", "comments", "saved", "shares", "total_interactions")
+INSIGHT_METRICS: dict[str, tuple[str, ...]] = {
+    "FEED": _FEED,
+    "REELS": (*_FEED, "ig_reels_avg_watch_time", "ig_reels_video_view_total_time"),
+    "STORY": ("views", "reach", "replies", "shares", "total_interactions"),
+}
+# Instagram's names -> the common ones; `views` ("the number of times the post was played or displayed") is the
+# successor of impressions; reach, total_interactions and the average watch time stay Instagram's own names.
+METRICS_MAP = {"views": "impressions", "likes": "likes", "comments": "replies", "replies": "replies",
+               "saved": "saves", "shares": "reposts", "ig_reels_video_view_total_time": "watch_time_seconds"}
+MS = {"ig_reels_video_view_total_time": 0.001}
 
 
 def graph_classify(network: str) -> Any:
@@ -171,6 +196,8 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
     "publish:REEL": _PUBLISH,
     "find_post": ("instagram_basic", "pages_read_engagement"),
     "check": ("instagram_basic", "pages_show_list"),
+    # the IG Media Insights reference's Facebook Login permissions
+    "post_metrics": ("instagram_basic", "instagram_manage_insights", "pages_read_engagement"),
 }
 
 
@@ -179,6 +206,7 @@ class InstagramProvider:
     refresh_ahead = REFRESH_AHEAD  # the token tick's window for these accounts (60-day tokens)
     reconnect_notice_ahead = REFRESH_AHEAD  # ... and the reconnect notice when the exchange cannot extend them
     needed_scopes = NEEDED_SCOPES
+    metrics_fields = SUPPORT["instagram"].fields
 
     def __init__(self, *, graph_url: str = GRAPH_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
                  processing_budget: float = PROCESSING_BUDGET, poll_min: float = POLL_MIN) -> None:
@@ -318,6 +346,25 @@ class InstagramProvider:
                 link = item.get("permalink")
                 return PostResult(publish_id=str(item["id"]), permalink_url=link if isinstance(link, str) else None)
         return None
+
+    async def post_metrics(self, account: Account, publish_id: str, *, published_at: datetime,
+                           now: datetime) -> PostMetrics:
+        """The media's product type, then its insights with the metrics that type offers (module docstring)."""
+        from providers import meta_insights  # it imports graph_classify from here
+
+        async with self._client(account) as client:
+            media = await meta_insights.read(client, f"/{publish_id}", {"fields": "media_product_type"}, NETWORK)
+            if media is None:
+                return PostMetrics(gone=True)
+            kind = str(media.get("media_product_type") or "FEED") if isinstance(media, dict) else "FEED"
+            if kind == "STORY" and now - published_at > STORY_METRICS_FOR:
+                return PostMetrics(gone=True)
+            metrics = INSIGHT_METRICS.get(kind, INSIGHT_METRICS["FEED"])
+            body = await meta_insights.read(client, f"/{publish_id}/insights", {"metric": ",".join(metrics)},
+                                            NETWORK)
+        if body is None:
+            return PostMetrics(gone=True)
+        return from_raw(meta_insights.insight_values(body, NETWORK), METRICS_MAP, scale=MS)
 
     async def delete_post(self, account: Account, publish_id: str) -> None:
         raise ProviderError("rejected", "Instagram media cannot be deleted through the API",

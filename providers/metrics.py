@@ -103,6 +103,22 @@ SUPPORT: dict[str, Support] = {
                       "POST /v2/video/query/ by the post's video ID (video.list): view_count, like_count, "
                       "share_count, comment_count. A post TikTok has not made public (moderation, SELF_ONLY) has "
                       "no video ID yet: that reading finds nothing."),
+
+    "instagram": Support(("impressions", "likes", "reposts", "replies", "saves", "watch_time_seconds"),
+                         "https://developers.facebook.com/docs/instagram-platform/reference/instagram-media/insights",
+                         "GET /{ig-media-id}/insights with the metrics of the media's product type: views, likes, "
+                         "comments (Stories: replies), shares, saved, and for Reels ig_reels_video_view_total_time "
+                         "(reach, total_interactions and ig_reels_avg_watch_time kept as Instagram's own names); "
+                         "instagram_manage_insights. Story metrics last 24 hours."),
+    "facebook": Support(("impressions", "likes", "reposts", "replies"),
+                        "https://developers.facebook.com/docs/graph-api/reference/page-post/insights/",
+                        "post_media_view of GET /{page-post-id}/insights (read_insights), and the reactions and "
+                        "comments summaries and shares of the Page post "
+                        "(https://developers.facebook.com/docs/graph-api/reference/post/)."),
+    "threads": Support(("impressions", "likes", "reposts", "replies"),
+                       "https://developers.facebook.com/docs/threads/insights",
+                       "GET /v1.0/{threads-media-id}/insights: views, likes, replies, reposts (quotes and shares "
+                       "kept as Threads' own names); threads_manage_insights."),
 }
 
 

@@ -14,6 +14,9 @@
   the post); `follow_up_reply` is published once the post is live, as a reply to the post. The post is live
   once `threads_publish` answered, so a part or follow-up that fails afterwards does not fail the post (it is
   logged): failing it would make a retry post the main post again.
+- Metrics (`post_metrics`, Threads Insights API, https://developers.facebook.com/docs/threads/insights):
+  `GET /v1.0/{threads-media-id}/insights?metric=views,likes,replies,reposts,quotes,shares` (lifetime values);
+  needs `threads_manage_insights`. Errors as providers/meta_insights.py says.
 - Exactly-once: Threads has no idempotency key. `find_post_matching` reads the account's posts since the run
   began (`GET /v1.0/{threads-user-id}/threads?fields=id,text,timestamp,permalink,media_type&since=…`) and
   recognises an exact text match as the earlier post.
@@ -39,6 +42,7 @@ from typing import Any
 import anyio
 import httpx
 
+from providers import meta_insights
 from providers.base import (
     Account,
     CheckResult,
@@ -52,6 +56,7 @@ from providers.base import (
 )
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client
 from providers.instagram import graph_classify
+from providers.metrics import SUPPORT, PostMetrics, from_raw
 from providers.oauth import refresh_due, token_request
 from schemas.time import iso
 
@@ -63,7 +68,10 @@ AUTHORIZE_URL = os.environ.get("SOCIALPUB_THREADS_AUTHORIZE_URL", "https://threa
 VERSION = "/v1.0"
 # threads_manage_replies: the thread parts and the follow-up reply are replies of the account's own post.
 # threads_delete: DELETE /{threads-media-id} (https://developers.facebook.com/docs/threads/posts/delete-posts).
-SCOPES = ("threads_basic", "threads_content_publish", "threads_manage_replies", "threads_delete")
+# threads_manage_insights: post metrics (an account connected before it was asked for lacks it: its metrics stop
+# once with `permission_missing` until it is reconnected).
+SCOPES = ("threads_basic", "threads_content_publish", "threads_manage_replies", "threads_delete",
+          "threads_manage_insights")
 PROCESSING_BUDGET = 240.0
 MAX_POLLS = 60
 POLL_MIN, POLL_MAX = 2.0, 30.0
@@ -71,6 +79,9 @@ RECENT_MAX = 50
 CAROUSEL_MAX = 20
 REFRESH_AHEAD = timedelta(days=7)  # long-lived tokens last 60 days; refreshed a week ahead
 _classify = graph_classify(NETWORK)
+INSIGHT_METRICS = ("views", "likes", "replies", "reposts", "quotes", "shares")
+# Threads' names -> the common ones; quotes and shares (sends of the post) stay Threads' own names.
+METRICS_MAP = {"views": "impressions", "likes": "likes", "replies": "replies", "reposts": "reposts"}
 
 
 def _token(account: Account) -> str:
@@ -127,12 +138,14 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
     "delete_post": ("threads_basic", "threads_delete"),
     "refresh_credentials": ("threads_basic",),
     "check": ("threads_basic",),
+    "post_metrics": ("threads_basic", "threads_manage_insights"),  # the Insights API's permissions
 }
 
 
 class ThreadsProvider:
     name = "threads"
     needed_scopes = NEEDED_SCOPES
+    metrics_fields = SUPPORT["threads"].fields
     refresh_ahead = REFRESH_AHEAD  # the token tick looks this far ahead for these accounts
 
     def __init__(self, *, api_url: str = API_URL, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
@@ -292,6 +305,16 @@ class ThreadsProvider:
                 link = item.get("permalink")
                 return PostResult(publish_id=str(item["id"]), permalink_url=link if isinstance(link, str) else None)
         return None
+
+    async def post_metrics(self, account: Account, publish_id: str, *, published_at: datetime,
+                           now: datetime) -> PostMetrics:
+        """The post's lifetime insights (module docstring)."""
+        async with self._client(account) as client:
+            body = await meta_insights.read(client, f"{VERSION}/{publish_id}/insights",
+                                            {"metric": ",".join(INSIGHT_METRICS)}, NETWORK)
+        if body is None:
+            return PostMetrics(gone=True)
+        return from_raw(meta_insights.insight_values(body, NETWORK), METRICS_MAP)
 
     async def delete_post(self, account: Account, publish_id: str) -> None:
         async with self._client(account) as client:

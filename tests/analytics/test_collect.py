@@ -1,5 +1,5 @@
 """Post metrics end to end on the sandbox (issue 34): a post published by the worker enters collection when its
-network offers metrics (X here) and not otherwise (Instagram's adapter reads none yet); the tick reads it on the
+network offers metrics (X here) and not otherwise (Discord webhooks have none); the tick reads it on the
 decaying cadence, stores each reading once, and stops after the last; a refusal stops the account's posts and
 tells admins once; rate limits back off. Read back over REST and MCP. Both backends."""
 
@@ -22,12 +22,14 @@ pytestmark = pytest.mark.anyio
 
 
 async def published(world) -> tuple[Sched, str, dict[str, str]]:
-    """A Schedule to X and Instagram published by the worker; returns (sched, schedule id, platform -> pub id)."""
+    """A Schedule to X and Discord published by the worker; returns (sched, schedule id, platform -> pub id)."""
     env = world.env
     sc = await Sched(world).setup()
     x = world.integrations["x"].id
-    sc.targets = sorted([sc.ig, x])
-    item = await sc.item(tiktok_settings=None, x_settings={})
+    discord = await env.integration(world.brand_a, "discord")
+    sc.targets = sorted([discord.id, x])
+    item = await sc.item(tiktok_settings=None, instagram_settings=None, x_settings={},
+                         discord_settings={"post_type": "DC_MESSAGE"})
     created = await sc.create(item, approval_status="approved")
     assert created.status == 201, created.body
     sid = created.body["data"]["schedule"]["id"]
@@ -61,10 +63,10 @@ async def snapshots(env, publication_id: str) -> int:
 async def test_published_post_is_read_on_the_cadence_and_served(world) -> None:
     env = world.env
     sc, _, pubs = await published(world)
-    x_pub, ig_pub = pubs["x"], pubs["instagram"]
+    x_pub, dc_pub = pubs["x"], pubs["discord"]
     first = await state(env, x_pub)
     assert first.status == "collecting" and first.next_due_at == first.published_at + STEPS[0]
-    assert await maybe_state(env, ig_pub) is None  # Instagram: no metrics read (capabilities say so)
+    assert await maybe_state(env, dc_pub) is None  # Discord: no metrics read (capabilities say so)
 
     assert await collect.collect_due(env.rt, "w1") == 0  # not due before an hour
     env.clock.advance(hours=1)
@@ -96,8 +98,8 @@ async def test_published_post_is_read_on_the_cadence_and_served(world) -> None:
     row = await state(env, x_pub)
     assert row.status == "done" and row.next_due_at is None and await snapshots(env, x_pub) == 4
 
-    ig = await env.call("get_publication_metrics", world.full_key, brand_id=sc.brand.id, publication_id=ig_pub)
-    assert ig.body["data"]["collection"]["status"] == "unsupported" and ig.body["data"]["latest"] is None
+    dc = await env.call("get_publication_metrics", world.full_key, brand_id=sc.brand.id, publication_id=dc_pub)
+    assert dc.body["data"]["collection"]["status"] == "unsupported" and dc.body["data"]["latest"] is None
 
 
 async def test_a_reading_is_stored_once_whatever_reads_it(world) -> None:
