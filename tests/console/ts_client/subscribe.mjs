@@ -71,7 +71,7 @@ emit('subscribed', { uri });
 
 // The test runs the worker, then says "worker_done"; from then the server has SUBSCRIBE_TIMEOUT_MS to announce it.
 const waitMs = Number(process.env.SUBSCRIBE_TIMEOUT_MS || 15_000);
-lines.next().then(({ value, done }) => {
+const workerDone = lines.next().then(({ value, done }) => {
   if (done || value.trim() !== 'worker_done') fail(`expected "worker_done" on stdin, got ${done ? 'EOF' : value}`);
   setTimeout(() => fail(`no final state announced within ${waitMs} ms of the worker's pass`), waitMs).unref();
 });
@@ -93,6 +93,7 @@ for (;;) {
   if (FINAL.has(schedule.status)) break;
 }
 emit('read', { status: schedule.status, id: schedule.id, updates: updates.filter((u) => u === uri).length });
+await workerDone;  // the update may come before the worker process has exited; the test still says so
 await client.unsubscribeResource({ uri });
 await client.close();
 process.exit(0);
