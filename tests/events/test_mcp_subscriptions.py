@@ -21,7 +21,7 @@ from server.mcp_server.app import McpApp
 from server.mcp_server.run import http_app
 from server.mcp_server.selection import Selection
 from server.mcp_server.subscriptions import MAX_PER_SESSION, notifications_uri, schedule_uri
-from tests.mcp.support import _all_toolsets, serving
+from tests.mcp.support import _all_toolsets, serving, stdio_params
 from tests.publishing.support import seed_post, seed_schedule
 from tools.publishing import worker as publishing
 
@@ -186,3 +186,20 @@ async def test_listen_over_streamable_http(world) -> None:
                 env.clock.advance(minutes=5)
                 await publishing.publish_due(env.rt, "w1")
                 await _next_update(sub, uri)
+
+
+async def test_listen_over_stdio(world, tmp_path) -> None:
+    """`socialpub mcp` over stdio at 2026-07-28: the stream shares the pipe, the updates carry its subscription ID
+    (the SDK's client routes them by it); the publish happens in this process, the stdio server tails the log."""
+    env = world.env
+    fb = world.integrations["facebook"].id
+    item, _ = await seed_post(env.db, world.brand_a, env.clock.now())
+    sid = await seed_schedule(env.db, world.brand_a, item, [fb], env.clock.now())
+    params = stdio_params(env.rt.settings.database_url, tmp_path, world.full_key, "--no-worker")
+    async with Client(params, mode="2026-07-28") as client:
+        uri = schedule_uri(world.brand_a.id, sid)
+        async with client.listen(resource_subscriptions=[uri]) as sub:
+            assert sub.honored.resource_subscriptions == [uri]
+            env.clock.advance(minutes=5)
+            await publishing.publish_due(env.rt, "w1")
+            await _next_update(sub, uri, seconds=30.0)
