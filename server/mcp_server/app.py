@@ -20,6 +20,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
+from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 from sqlalchemy.exc import OperationalError
@@ -112,6 +113,7 @@ class McpApp:
                 on_list_resources=self._list_resources, on_list_resource_templates=self._list_templates,
                 on_read_resource=self._read_resource,
                 on_subscribe_resource=self._subscribe, on_unsubscribe_resource=self._unsubscribe,
+                on_subscriptions_listen=self._listen,
                 lifespan=subscriptions.lifespan(rt),
                 on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt,
                 on_set_logging_level=self._set_logging_level,
@@ -244,20 +246,32 @@ class McpApp:
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=uri, mime_type=resources.MIME, text=json.dumps(data, ensure_ascii=False))])
 
-    async def _subscribe(self, ctx: ServerRequestContext[Any, Any],
-                         params: types.SubscribeRequestParams) -> types.EmptyResult:
-        """Accepted for a Schedule's or a brand's notifications resource that this caller can read."""
-        uri = str(params.uri)
+    async def _subscribable(self, ctx: ServerRequestContext[Any, Any], uri: str) -> dict[str, str]:
+        """The URI's parameters when it is a Schedule's or a brand's notifications resource that this caller can
+        read (the same dispatch as `resources/read`); MCPError otherwise."""
         found = resources.resolve(uri)
         if found is None or found[0].uri not in (subscriptions.SCHEDULE_URI, subscriptions.NOTIFICATIONS_URI):
             raise MCPError(INVALID_PARAMS, f"Only {subscriptions.SCHEDULE_URI} and {subscriptions.NOTIFICATIONS_URI} "
                                            "can be subscribed to.")
         await self._read_resource(ctx, types.ReadResourceRequestParams(uri=uri))  # same authority as a read
+        return found[2]
+
+    @staticmethod
+    def _hub(ctx: ServerRequestContext[Any, Any]) -> subscriptions.Hub:
         hub = (ctx.lifespan_context or {}).get(subscriptions.HUB)
         if hub is None:
             raise MCPError(INTERNAL_ERROR, "Subscriptions are not available on this connection.")
+        return hub
+
+    async def _subscribe(self, ctx: ServerRequestContext[Any, Any],
+                         params: types.SubscribeRequestParams) -> types.EmptyResult:
+        """Handshake era: accepted for a Schedule's or a brand's notifications resource that this caller can read."""
+        uri = str(params.uri)
+        path_args = await self._subscribable(ctx, uri)
+        hub = self._hub(ctx)
+        await hub.prime(path_args)
         try:
-            hub.add(ctx.session, uri, found[2])
+            hub.add(ctx.session, uri, path_args)
         except ValueError as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
         return types.EmptyResult()
@@ -268,6 +282,41 @@ class McpApp:
         if hub is not None:
             hub.remove(ctx.session, str(params.uri))
         return types.EmptyResult()
+
+    async def _listen(self, ctx: ServerRequestContext[Any, Any],
+                      params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
+        """Protocol 2026-07-28: one stream of `notifications/resources/updated` for the `resourceSubscriptions` this
+        caller may subscribe to (the acknowledgement omits the others, as the spec has it for what a server does
+        not honour). The list-changed kinds are acknowledged as asked: this server's tool, prompt and resource
+        lists never change while it runs, so they never fire. The SDK's `ListenHandler` sends the
+        acknowledgement and the stamped updates; the stream lasts until the client closes it."""
+        hub = self._hub(ctx)
+        wanted = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
+        if len(wanted) > subscriptions.MAX_PER_SESSION:
+            raise MCPError(INVALID_PARAMS, f"A listen stream may name at most {subscriptions.MAX_PER_SESSION} "
+                                           "resources.")
+        if hub.listen_streams >= subscriptions.MAX_LISTEN_STREAMS:
+            raise MCPError(INTERNAL_ERROR, "Too many open subscription streams; try again later.")
+        accepted: list[tuple[str, dict[str, str]]] = []
+        for uri in wanted:
+            try:
+                accepted.append((uri, await self._subscribable(ctx, uri)))
+            except MCPError as exc:
+                log.info("subscriptions/listen: %s omitted: %s", uri[:200], exc.message[:200])
+        for _, path_args in accepted:
+            await hub.prime(path_args)
+        sink = subscriptions.ListenSink()
+        # No await from here until the handler has subscribed to the sink's bus: no update falls in between.
+        for uri, path_args in accepted:
+            hub.add(sink, uri, path_args)
+        honoured = params.model_copy(update={"notifications": params.notifications.model_copy(
+            update={"resource_subscriptions": [uri for uri, _ in accepted]})})
+        hub.listen_streams += 1
+        try:
+            return await ListenHandler(sink.bus, max_subscriptions=1)(ctx, honoured)
+        finally:
+            hub.listen_streams -= 1
+            hub.remove_all(sink)
 
     # -- prompts ---------------------------------------------------------------------------------------
     async def _list_prompts(self, ctx: ServerRequestContext[Any, Any],

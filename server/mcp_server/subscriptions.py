@@ -1,10 +1,12 @@
-"""MCP resource subscriptions (`resources/subscribe`): a client subscribed to a Schedule's resource
+"""MCP resource subscriptions: a client subscribed to a Schedule's resource
 (`socialpub://brands/{brand_id}/schedules/{schedule_id}`) or to a brand's notifications
 (`socialpub://brands/{brand_id}/notifications`) gets `notifications/resources/updated` when it changes, then reads
-the resource again for the new state.
+the resource again for the new state. Handshake-era clients (protocol <= 2025-11-25) subscribe with
+`resources/subscribe`; clients of protocol 2026-07-28 name the URIs in `subscriptions/listen`'s
+`resourceSubscriptions` and get the updates on that request's stream (`ListenSink`).
 
 A subscription is accepted only after the caller could read the resource (same dispatch, same authority as
-`resources/read`). One `Hub` per server lifespan (per stdio connection; one for all streamable HTTP and SSE
+`resources/read`; a listen stream's acknowledgement omits the URIs it refused). One `Hub` per server lifespan (per stdio connection; one for all streamable HTTP and SSE
 sessions of a process) keeps the subscriptions and a watcher that tails the event log (tools/events/record.py: a
 Schedule's state changes are written with the change itself, by whatever process made it) and the notifications
 table. IDs are time-sortable, so the watcher reads the last `LOOKBACK` of each by ID and remembers what it
@@ -20,6 +22,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from sqlmodel import col, select
 
 from schemas.ids import id_floor
@@ -34,7 +37,8 @@ SCHEDULE_URI = "socialpub://brands/{brand_id}/schedules/{schedule_id}"
 NOTIFICATIONS_URI = "socialpub://brands/{brand_id}/notifications"
 POLL_SECONDS = 1.0
 LOOKBACK_SECONDS = 30.0
-MAX_PER_SESSION = 100  # subscriptions one session may hold
+MAX_PER_SESSION = 100  # subscriptions one session (or one listen stream) may hold
+MAX_LISTEN_STREAMS = 1000  # open subscriptions/listen streams per server process
 HUB = "subscriptions"  # the key of the Hub in the server's lifespan state
 
 
@@ -59,8 +63,32 @@ class Hub:
         self.brands: dict[str, str] = {}  # brand ID -> notifications uri
         self.announced: dict[str, float] = {}  # row IDs already announced -> when (pruned after the lookback)
         self.wake = anyio.Event()
+        self.listen_streams = 0
+
+    def watched(self, params: dict[str, str]) -> bool:
+        return (params["schedule_id"] in self.schedules) if "schedule_id" in params else \
+            (params["brand_id"] in self.brands)
+
+    async def prime(self, params: dict[str, str]) -> None:
+        """What happened to a subject before anyone watched it is not news: mark its recent rows announced. A
+        subject already watched is left alone (its rows not yet announced are news to its other subscribers)."""
+        if self.watched(params):
+            return
+        now = time.monotonic()
+        async with self.rt.db.session(write=False) as session:
+            if "schedule_id" in params:
+                rows = (await session.exec(select(Event.id).where(
+                    Event.id >= _floor("evt", LOOKBACK_SECONDS), Event.subject_id == params["schedule_id"])
+                    .limit(1000))).all()
+            else:
+                rows = (await session.exec(select(Notification.id).where(
+                    Notification.id >= _floor("ntf", LOOKBACK_SECONDS), Notification.brand_id == params["brand_id"])
+                    .limit(1000))).all()
+        for row_id in rows:
+            self.announced.setdefault(row_id, now)
 
     def add(self, session: Any, uri: str, params: dict[str, str]) -> None:
+        """Subscribe `session` (anything with `async send_resource_updated(uri)`); `prime` the subject first."""
         held = sum(session in s for s in self.sessions.values())
         if held >= MAX_PER_SESSION:
             raise ValueError(f"a session may hold at most {MAX_PER_SESSION} subscriptions")
@@ -80,6 +108,10 @@ class Hub:
             del self.sessions[uri]
             self.schedules = {k: v for k, v in self.schedules.items() if v != uri}
             self.brands = {k: v for k, v in self.brands.items() if v != uri}
+
+    def remove_all(self, session: Any) -> None:
+        for uri in list(self.sessions):
+            self.remove(session, uri)
 
     async def _changed(self) -> list[str]:
         """The subscribed URIs whose subject changed since the last look."""
@@ -105,16 +137,11 @@ class Hub:
         self.announced = {k: t for k, t in self.announced.items() if now - t < 2 * LOOKBACK_SECONDS}
         return list(dict.fromkeys(uris))
 
-    async def _prime(self) -> None:
-        """What exists when a subscription starts is not news: mark it announced."""
-        await self._changed()
-
     async def watch(self) -> None:
         while True:
             if not self.sessions:
                 self.wake = anyio.Event()
                 await self.wake.wait()
-                await self._prime()
                 continue
             try:
                 for uri in await self._changed():
@@ -124,13 +151,24 @@ class Hub:
                             count_delivery("mcp", "sent")
                         except Exception:  # the session is gone: forget its subscriptions
                             count_delivery("mcp", "failed")
-                            for key in list(self.sessions):
-                                self.remove(session, key)
+                            self.remove_all(session)
             except Exception:
                 log.exception("MCP subscription watcher pass failed")
             with anyio.move_on_after(POLL_SECONDS):
                 self.wake = anyio.Event()
                 await self.wake.wait()
+
+
+class ListenSink:
+    """One `subscriptions/listen` stream (protocol 2026-07-28) as a Hub subscriber: the Hub's updates go onto the
+    stream's own bus, which the SDK's `ListenHandler` drains onto that one stream (stamped with its subscription
+    ID). A bus per stream keeps the Hub's per-subscriber bookkeeping the same for both eras."""
+
+    def __init__(self) -> None:
+        self.bus = InMemorySubscriptionBus()
+
+    async def send_resource_updated(self, uri: str) -> None:
+        await self.bus.publish(ResourceUpdated(uri=uri))
 
 
 def lifespan(rt: Runtime) -> Any:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,30 +20,17 @@ from typing import Any
 
 import pytest
 
+from tests.console import node_sdk
 from tests.console.support import PASSWORD
-from tests.console.test_browser import BIN, CHROMIUM, CHROMIUM_ARGS, ROOT, _cli, _free_port, serving
-
-NODE_CACHE = Path(os.environ.get("SOCIALPUB_NODE_CACHE", Path.home() / ".cache" / "socialpub-node")) / "ts_client"
-INSTALL = ROOT / ".ci" / "node-sdk" / "install.sh"
+from tests.console.test_browser import BIN, CHROMIUM, CHROMIUM_ARGS, _cli, _free_port, serving
 
 pytestmark = pytest.mark.slow  # a served subprocess, Node and Chromium
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI must run .ci/node-sdk/install.sh)")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
 def ts_client() -> Path:
     """The installed client script; installs (or reuses) the SDK in the cache."""
-    if not (shutil.which("node") and shutil.which("npm")):
-        _unavailable("node and npm are absent: the MCP TypeScript SDK client cannot run")
-    done = subprocess.run(["bash", str(INSTALL)], capture_output=True, text=True, timeout=600, check=False)
-    if done.returncode != 0 or not (NODE_CACHE / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        _unavailable(f"the MCP TypeScript SDK could not be installed: {done.stderr.strip()[-500:]}")
-    return NODE_CACHE / "client.mjs"
+    return node_sdk.install() / "client.mjs"
 
 
 @pytest.fixture(scope="module")
