@@ -88,8 +88,32 @@ SUPPORT: dict[str, Support] = {
                          "lifetime_metrics of GET /v5/pins/{pin_id}/analytics: IMPRESSION, TOTAL_REACTIONS, "
                          "TOTAL_COMMENTS, SAVE, OUTBOUND_CLICK (PIN_CLICK kept as Pinterest's own name); Pinterest "
                          "answers for at most the last 90 days."),
+    "bluesky": Support(("likes", "reposts", "replies", "saves"),
+                       "https://docs.bsky.app/docs/api/app-bsky-feed-get-posts",
+                       "likeCount, repostCount, replyCount and bookmarkCount of the postView app.bsky.feed.getPosts "
+                       "answers (quoteCount kept as Bluesky's own name), asked of the account's PDS, which proxies "
+                       "it to the Bluesky AppView."),
+    "tumblr": Support(("likes", "reposts"),
+                      "https://github.com/tumblr/docs/blob/master/api.md#notes---get-notes-for-a-specific-post",
+                      "total_likes and total_reblogs of GET /v2/blog/{blog}/notes?id=…&mode=conversation; "
+                      "total_notes (every kind of note together) kept as Tumblr's own name."),
+}
+
+# Platforms whose network has an API but no per-post metrics for what socialpub posts, each with why and where
+# that is said (the platform capabilities show the reason with `metrics.supported: false`).
+NOT_OFFERED: dict[str, Support] = {
+    "google_business": Support((), "https://developers.google.com/my-business/content/performance/change-log",
+                               "Google removed per-post insights (v4 accounts.locations.localPosts.reportInsights) "
+                               "with the Business Profile Performance API, which reports per location only "
+                               "(locations.fetchMultiDailyMetricsTimeSeries); no current API reports a local "
+                               "post's views or clicks."),
 }
 
 
 def support(platform: str) -> Support | None:
     return SUPPORT.get(platform)
+
+
+def not_offered(platform: str) -> Support | None:
+    """Why a platform reads no metrics, when its network has an API that could have offered them."""
+    return NOT_OFFERED.get(platform)
