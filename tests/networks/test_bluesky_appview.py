@@ -55,7 +55,7 @@ class StubAppView:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def log_message(self, *args: object) -> None:
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -91,6 +91,7 @@ def proxying_pds(tmp_path_factory: pytest.TempPathFactory, appview: StubAppView)
         server = start_pds(tmp_path_factory.mktemp("pds-appview"), appview_url=appview.url)
     except PdsUnavailable as exc:
         _unavailable(str(exc))
+        raise  # _unavailable skips or fails; never reached
     except PdsFailed as exc:
         pytest.fail(str(exc), pytrace=False)
     try:
