@@ -22,9 +22,13 @@ import pytest
 
 from providers.base import Account, PostRequest, ProviderError
 from providers.bluesky import APPVIEW_REASON, BlueskyProvider, connect
+from storage.tables.analytics import PostMetricsState
 from tests.networks.conftest import _unavailable
 from tests.networks.lexicon import check_output
-from tests.networks.pds import Pds, PdsFailed, PdsUnavailable, start_pds, stop_pds
+from tests.networks.pds import BlueskyAccount, Pds, PdsFailed, PdsUnavailable, start_pds, stop_pds
+from tests.networks.support import Flow
+from tools.analytics import collect
+from tools.networks import connect as networks
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("loopback_allowed")]  # the PDS is on 127.0.0.1
 NOW = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
@@ -132,3 +136,26 @@ async def test_the_pds_proxies_get_posts_to_its_appview_then_a_missing_appview_i
         await BlueskyProvider().post_metrics(account, uri, published_at=NOW, now=NOW)
     assert err.value.kind == "unavailable" and err.value.safe_reason == APPVIEW_REASON
     assert app_password not in err.value.message and app_password not in str(err.value.safe_reason)
+
+
+async def test_reconnecting_a_real_account_resumes_its_stopped_readings(env, pds: Pds,
+                                                                         bsky_account: BlueskyAccount) -> None:
+    """The real reconnect path (tools/networks, which the console and `integrations reconnect` call): new
+    credentials verified with the PDS, stored, and the account's readings stopped for a missing permission due
+    again. (Bluesky itself never refuses metrics for a permission; the stopped row stands for one that did.)"""
+    flow = await Flow(env).setup()
+    env.rt.settings.fetch_allow_hosts = ("127.0.0.1",)
+    options = {"service": pds.url, "handle": bsky_account.handle, "app_password": bsky_account.app_password}
+    i = await networks.connect(env.rt, flow.brand.id, "bluesky", options)
+    now = env.clock.now()
+    async with env.db.session(write=True) as s:
+        s.add(PostMetricsState(publication_id="pub_stopped", workspace_id=flow.ws.id, brand_id=flow.brand.id,
+                               integration_id=i.id, platform="bluesky", post_id="cnt_stopped",
+                               publish_id=f"at://{bsky_account.did}/app.bsky.feed.post/3lbsprtk2ds2a",
+                               published_at=now, status="permission_missing", created_at=now, updated_at=now))
+    assert await collect.collect_due(env.rt, "w1") == 0
+    env.clock.advance(hours=2)
+    await networks.reconnect(env.rt, i.id, options)
+    async with env.db.session(write=False) as s:
+        row = await s.get(PostMetricsState, "pub_stopped")
+    assert row is not None and row.status == "collecting" and row.next_due_at == env.clock.now()
