@@ -10,6 +10,12 @@ them; a refused app password is `reauth_required`.
 Exactly once. Each post is written with `putRecord` under a record key derived from the target's idempotency
 token (`bluesky_text.record_key`), so a retry rewrites the same record instead of posting twice, and `find_post`
 is `getRecord` on that key. Thread parts are replies under keys derived from the post's key and their index.
+
+Metrics. Likes, reposts and replies are counted by an AppView, not by the PDS that holds the records. The adapter
+asks the account's own PDS for `app.bsky.feed.getPosts` with the `atproto-proxy` header naming the Bluesky AppView
+(`did:web:api.bsky.app#bsky_appview`), as https://docs.bsky.app/docs/advanced-guides/api-directory describes for
+authenticated app.bsky.* requests: the same session and address as every other call, and a self-hosted PDS reaches
+the AppView it is configured for. A PDS that cannot proxy is a clear `unavailable` outcome, not a refused permission.
 """
 
 from __future__ import annotations
@@ -27,12 +33,23 @@ from providers.addresses import AddressRefused
 from providers.base import Account, CheckResult, Connection, Options, PostRequest, PostResult, ProviderError
 from providers.bluesky_text import facet, find_spans, jwt_expiry, record_cid, record_key
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client, ssl_context, status_error
+from providers.metrics import SUPPORT, PostMetrics, from_raw
 from schemas.platforms.data import BLUESKY
 
 NETWORK = "Bluesky"
 DEFAULT_SERVICE = "https://bsky.social"
 APP_URL = "https://bsky.app"
 POST = "app.bsky.feed.post"
+# The Bluesky AppView's service (DID and service ID) a PDS proxies app.bsky.* reads to
+# (https://docs.bsky.app/docs/advanced-guides/api-directory, "Authenticated Bluesky app requests").
+APPVIEW = "did:web:api.bsky.app#bsky_appview"
+# A postView's counts (lexicons/app/bsky/feed/defs.json#postView) -> the common names; quoteCount stays raw.
+COUNTS = {"likeCount": "likes", "repostCount": "reposts", "replyCount": "replies", "bookmarkCount": "saves"}
+# XRPC errors of a PDS that cannot proxy to the AppView (no service configured, the AppView's DID unresolvable,
+# the AppView unreachable or not implementing the method): not about the account.
+PROXY_ERRORS = {"InvalidRequest", "MethodNotImplemented", "UpstreamFailure", "UpstreamTimeout", "InternalServerError"}
+APPVIEW_REASON = ("The account's Bluesky server (PDS) could not reach the Bluesky AppView that counts likes and "
+                  "reposts; metrics are read again later.")
 SESSION_ERRORS = {"InvalidToken", "ExpiredToken", "AuthenticationRequired"}
 ACCOUNT_ERRORS = {"AccountTakedown", "AccountDeactivated", "AccountSuspended"}
 REFRESH_AHEAD = 15 * 60  # seconds: refresh_credentials renews an access JWT that expires sooner than this
@@ -43,6 +60,7 @@ MAX_THREAD_PARTS = BLUESKY.thread.max_parts if BLUESKY.thread else 24
 IMAGE_MAX = BLUESKY.post_type("BS_IMAGE").image.max_size  # pyright: ignore[reportOptionalMemberAccess]  # the Bluesky descriptor has these post types (a missing one fails at import)
 VIDEO_MAX = BLUESKY.post_type("BS_VIDEO").video.max_size  # pyright: ignore[reportOptionalMemberAccess]  # the Bluesky descriptor has these post types (a missing one fails at import)
 _CODE = re.compile(r"^[A-Za-z]{1,64}$")
+_POST_URI = re.compile(r"at://([^/]{1,300})/app\.bsky\.feed\.post/([A-Za-z0-9._:~-]{1,512})")
 # The validation sentences a PDS answers for an over-long field, in the current form ("grapheme too big (maximum
 # 300, got 301) at $.record.text") and the older one ("Record/text must not be longer than 300 graphemes").
 _TOO_BIG = re.compile(r"\b(grapheme|string|bytes) too big \(maximum (\d{1,9}), got \d{1,12}\) at "
@@ -284,11 +302,12 @@ class _Session:
 
 # An app password session carries no OAuth scopes (it may do everything but direct messages,
 # https://docs.bsky.app/docs/advanced-guides/oauth-client#app-passwords): nothing to compare.
-NEEDED_SCOPES: dict[str, tuple[str, ...]] = {}
+NEEDED_SCOPES: dict[str, tuple[str, ...]] = {"post_metrics": ()}
 
 
 class BlueskyProvider:
     name = "bluesky"
+    metrics_fields = SUPPORT["bluesky"].fields
     refresh_ahead = timedelta(seconds=REFRESH_AHEAD)  # access JWTs (about 2 hours) renewed this far ahead
     needed_scopes = NEEDED_SCOPES
 
@@ -477,7 +496,7 @@ class BlueskyProvider:
 
     async def delete_post(self, account: Account, publish_id: str) -> None:
         """Delete the post (an at:// URI) and the thread parts written under its derived keys, last first."""
-        match = re.fullmatch(r"at://([^/]{1,300})/app\.bsky\.feed\.post/([A-Za-z0-9._:~-]{1,512})", publish_id or "")
+        match = _POST_URI.fullmatch(publish_id or "")
         if match is None:
             raise ProviderError("rejected", "not a Bluesky post URI", safe_reason="That is not a Bluesky post.")
         root_key = match.group(2)
@@ -494,6 +513,36 @@ class BlueskyProvider:
             for key in reversed(keys):
                 await session.xrpc("POST", "com.atproto.repo.deleteRecord",
                                    json={"repo": session.did, "collection": POST, "rkey": key})
+
+    async def post_metrics(self, account: Account, publish_id: str, *, published_at: datetime,
+                           now: datetime) -> PostMetrics:
+        """`app.bsky.feed.getPosts` (https://docs.bsky.app/docs/api/app-bsky-feed-get-posts) for the post's at://
+        URI through the account's PDS to the AppView: the postView's likeCount, repostCount, replyCount and
+        bookmarkCount (quoteCount kept raw). No postView: the record is looked up in the repo, so a post the AppView
+        has not indexed yet is tried again later and only a deleted one is `gone`."""
+        match = _POST_URI.fullmatch(publish_id or "")
+        if match is None:  # not a refusal of the account (which would stop its readings): a bad stored ID
+            raise ProviderError("malformed", "not a Bluesky post URI")
+        async with self._session(account) as session:
+            try:
+                answer = await session.xrpc("GET", "app.bsky.feed.getPosts", params={"uris": publish_id},
+                                            headers={"atproto-proxy": APPVIEW})
+            except BlueskyError as exc:
+                if exc.code in PROXY_ERRORS or exc.kind in ("transient", "unavailable"):
+                    raise ProviderError("unavailable", exc.message, retry_after=exc.retry_after,
+                                        safe_reason=APPVIEW_REASON) from None
+                raise
+            posts = answer.get("posts") if isinstance(answer, dict) else None
+            if not isinstance(posts, list):
+                raise ProviderError("malformed", f"{NETWORK} getPosts answered without posts")
+            view = next((p for p in posts if isinstance(p, dict) and p.get("uri") == publish_id), None)
+            if view is None:
+                if match.group(1) == session.did and await session.get_post(match.group(2)) is None:
+                    return PostMetrics(gone=True)
+                raise ProviderError("transient", "the AppView has no view of the post yet",
+                                    safe_reason="The Bluesky AppView has not indexed the post yet; metrics are read "
+                                                "again later.")
+        return from_raw({k: view.get(k) for k in (*COUNTS, "quoteCount")}, COUNTS)
 
     async def refresh_credentials(self, account: Account, now: datetime) -> dict[str, Any] | None:
         """A renewed session when the access JWT expires within REFRESH_AHEAD (or the refresh JWT within a day),

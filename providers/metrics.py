@@ -69,9 +69,9 @@ class Support:
 
 
 # THE table of which platforms read post metrics (the adapters' `metrics_fields` and the platform capabilities
-# read it; tests/analytics/test_support.py checks each entry against its adapter's `post_metrics`). A platform
-# missing here has no metrics in socialpub: its network offers none for what we post (Discord webhooks, Telegram
-# bots), or the adapter does not read them yet (docs/analytics.md lists which).
+# read it; tests/networks/test_metrics_requests.py checks each entry against its adapter's `post_metrics`). A
+# platform missing here has no metrics in socialpub: its network offers none for what we post (Discord webhooks,
+# Telegram bots; Google Business Profile, NOT_OFFERED below).
 SUPPORT: dict[str, Support] = {
     "x": Support(("impressions", "likes", "reposts", "replies", "saves"),
                  "https://docs.x.com/x-api/fundamentals/metrics",
@@ -103,7 +103,6 @@ SUPPORT: dict[str, Support] = {
                       "POST /v2/video/query/ by the post's video ID (video.list): view_count, like_count, "
                       "share_count, comment_count. A post TikTok has not made public (moderation, SELF_ONLY) has "
                       "no video ID yet: that reading finds nothing."),
-
     "instagram": Support(("impressions", "likes", "reposts", "replies", "saves", "watch_time_seconds"),
                          "https://developers.facebook.com/docs/instagram-platform/reference/instagram-media/insights",
                          "GET /{ig-media-id}/insights with the metrics of the media's product type: views, likes, "
@@ -119,8 +118,32 @@ SUPPORT: dict[str, Support] = {
                        "https://developers.facebook.com/docs/threads/insights",
                        "GET /v1.0/{threads-media-id}/insights: views, likes, replies, reposts (quotes and shares "
                        "kept as Threads' own names); threads_manage_insights."),
+    "bluesky": Support(("likes", "reposts", "replies", "saves"),
+                       "https://docs.bsky.app/docs/api/app-bsky-feed-get-posts",
+                       "likeCount, repostCount, replyCount and bookmarkCount of the postView app.bsky.feed.getPosts "
+                       "answers (quoteCount kept as Bluesky's own name), asked of the account's PDS, which proxies "
+                       "it to the Bluesky AppView."),
+    "tumblr": Support(("likes", "reposts"),
+                      "https://github.com/tumblr/docs/blob/master/api.md#notes---get-notes-for-a-specific-post",
+                      "total_likes and total_reblogs of GET /v2/blog/{blog}/notes?id=…&mode=conversation; "
+                      "total_notes (every kind of note together) kept as Tumblr's own name."),
+}
+
+# Platforms whose network has an API but no per-post metrics for what socialpub posts, each with why and where
+# that is said (the platform capabilities show the reason with `metrics.supported: false`).
+NOT_OFFERED: dict[str, Support] = {
+    "google_business": Support((), "https://developers.google.com/my-business/content/performance/change-log",
+                               "Google removed per-post insights (v4 accounts.locations.localPosts.reportInsights) "
+                               "with the Business Profile Performance API, which reports per location only "
+                               "(locations.fetchMultiDailyMetricsTimeSeries); no current API reports a local "
+                               "post's views or clicks."),
 }
 
 
 def support(platform: str) -> Support | None:
     return SUPPORT.get(platform)
+
+
+def not_offered(platform: str) -> Support | None:
+    """Why a platform reads no metrics, when its network has an API that could have offered them."""
+    return NOT_OFFERED.get(platform)

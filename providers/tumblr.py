@@ -13,6 +13,10 @@
   exactly the ones this post sends.
 - Refresh: `POST /v2/oauth2/token` (`grant_type=refresh_token`, client credentials in the form); Tumblr
   rotates the refresh token. A refusal is reauth_required.
+- Metrics: `GET /v2/blog/{blog}/notes?id={post}&mode=conversation` (api.md, "/notes - Get notes for a specific
+  Post", https://github.com/tumblr/docs/blob/master/api.md#notes---get-notes-for-a-specific-post): in that mode
+  the answer carries `total_likes` and `total_reblogs` beside `total_notes`, so likes and reblogs are Tumblr's own
+  split, never guessed from the note count; `total_notes` stays under its own name.
 - Errors: the status rules (Tumblr answers `{"meta": {"status", "msg"}, "errors": [...]}`).
 
 The API base is `SOCIALPUB_TUMBLR_API_URL` (default https://api.tumblr.com), the authorize page
@@ -29,6 +33,7 @@ import httpx
 
 from providers.base import Account, CheckResult, Connection, Options, PostRequest, PostResult, ProviderError, recorded
 from providers.http import DEFAULT_TIMEOUT, call, json_body, new_client
+from providers.metrics import SUPPORT, PostMetrics, from_raw
 from providers.oauth import refresh_due, refreshed
 
 NETWORK = "Tumblr"
@@ -91,11 +96,15 @@ NEEDED_SCOPES: dict[str, tuple[str, ...]] = {
     "delete_post": ("write",),
     "refresh_credentials": ("offline_access",),
     "check": ("basic",),
+    "post_metrics": ("basic",),  # GET /v2/blog/{blog}/notes, a read like the posts listing
 }
+# The note totals of a post (conversation mode) -> the common names; total_notes stays raw.
+NOTE_TOTALS = {"total_likes": "likes", "total_reblogs": "reposts"}
 
 
 class TumblrProvider:
     name = "tumblr"
+    metrics_fields = SUPPORT["tumblr"].fields
     refresh_ahead = REFRESH_AHEAD  # the token tick refreshes Tumblr tokens (42 minutes) this far ahead
     needed_scopes = NEEDED_SCOPES
 
@@ -221,6 +230,22 @@ class TumblrProvider:
             except ProviderError as exc:
                 if "404" not in exc.message:
                     raise
+
+    async def post_metrics(self, account: Account, publish_id: str, *, published_at: datetime,
+                           now: datetime) -> PostMetrics:
+        """The post's note totals (`GET /v2/blog/{blog}/notes`, `mode=conversation`). 404: the post is gone."""
+        try:
+            async with self._client(account) as client:
+                found = _response(json_body(await call(
+                    client, "GET", f"/v2/blog/{self._blog(account)}/notes", network=NETWORK,
+                    params={"id": publish_id, "mode": "conversation"}), NETWORK), "notes")
+        except ProviderError as exc:
+            if "answered 404" in exc.message:
+                return PostMetrics(gone=True)
+            raise
+        if not any(k in found for k in (*NOTE_TOTALS, "total_notes")):
+            raise ProviderError("malformed", "Tumblr notes answered without totals")
+        return from_raw({k: found.get(k) for k in ("total_notes", *NOTE_TOTALS)}, NOTE_TOTALS)
 
     async def refresh_credentials(self, account: Account, now: datetime) -> dict[str, Any] | None:
         creds = dict(account.credentials or {})

@@ -113,7 +113,9 @@ class MetricsCapability(_Doc):
     supported: bool = Field(description="Whether socialpub reads this network's post metrics (issue 34).")
     fields: list[str] = Field(description="The common metrics the network reports (impressions, likes, reposts, "
                                           "replies, saves, link_clicks, video_views, watch_time_seconds).")
-    source: str | None = Field(description="The network's reference for its post metrics.")
+    source: str | None = Field(description="The network's reference for its post metrics (or for why it has none).")
+    note: str | None = Field(default=None, description="What is read and how it maps to the common names; when "
+                                                       "unsupported, why the network offers no post metrics.")
 
 
 class PlatformCapabilities(_Doc):

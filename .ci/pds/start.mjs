@@ -2,7 +2,8 @@
 // line {"pds": url, "plc": url} when both answer. install.sh copies this file next to the installed packages.
 //
 // Environment: SOCIALPUB_PDS_PORT, SOCIALPUB_PLC_PORT, SOCIALPUB_PDS_DATA (an empty folder, removed by the caller),
-// SOCIALPUB_PDS_ADMIN_PASSWORD. Everything the PDS could reach outside (app view, moderation and report
+// SOCIALPUB_PDS_ADMIN_PASSWORD; optionally SOCIALPUB_PDS_APPVIEW_URL, the local URL the PDS takes for the Bluesky
+// AppView (did:web:api.bsky.app), so a test decides what proxied app.bsky.* reads meet. Everything the PDS could reach outside (app view, moderation and report
 // services, crawlers, email, Redis, entryway) is left unset, which the PDS reads as "off"; the PLC directory is
 // the local one. The one lookup it can still make outside is resolving a handle that is not its own (DNS TXT
 // and https://<handle>/.well-known/atproto-did), so tests mention only `.test` handles, which it answers from its
@@ -62,6 +63,10 @@ const env = {
   PDS_BLOB_UPLOAD_LIMIT: String(5 * 1024 * 1024),
   PDS_CRAWLERS: '',
   PDS_ID_RESOLVER_TIMEOUT: '2000',
+}
+if (process.env.SOCIALPUB_PDS_APPVIEW_URL) {
+  env.PDS_BSKY_APP_VIEW_URL = process.env.SOCIALPUB_PDS_APPVIEW_URL
+  env.PDS_BSKY_APP_VIEW_DID = 'did:web:api.bsky.app'
 }
 for (const key of Object.keys(process.env)) {
   if (key.startsWith('PDS_')) delete process.env[key] // only the settings above, whatever the caller's environment

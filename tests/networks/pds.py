@@ -77,17 +77,22 @@ class Pds:
                         headers={"Authorization": f"Bearer {account.access_jwt}"}).raise_for_status()
 
 
-def start_pds(data: Path) -> Pds:
-    """Start the installed PDS on free loopback ports; PdsUnavailable when it is not installed."""
+def start_pds(data: Path, *, appview_url: str | None = None) -> Pds:
+    """Start the installed PDS on free loopback ports; PdsUnavailable when it is not installed. With
+    `appview_url` the PDS proxies app.bsky.* reads for the Bluesky AppView there (by default it has none)."""
     home = pds_dir()
     node, script = home / "bin" / "node", home / "start.mjs"
     if not (home / ".installed").exists() or not node.exists() or not script.exists():
         raise PdsUnavailable(f"no Bluesky PDS installed in {home}: run `bash .ci/pds/install.sh` (needs node and npm)")
+    if appview_url and "SOCIALPUB_PDS_APPVIEW_URL" not in script.read_text():
+        raise PdsUnavailable(f"the PDS in {home} predates the AppView option: run `bash .ci/pds/install.sh` again")
     pds_port, plc_port = _free_port(), _free_port()
     log = data / "pds.log"
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(data), "SOCIALPUB_PDS_PORT": str(pds_port),
            "SOCIALPUB_PLC_PORT": str(plc_port), "SOCIALPUB_PDS_DATA": str(data / "pds"),
            "SOCIALPUB_PDS_ADMIN_PASSWORD": secrets.token_urlsafe(16)}
+    if appview_url:
+        env["SOCIALPUB_PDS_APPVIEW_URL"] = appview_url
     (data / "pds").mkdir(parents=True, exist_ok=True)
     with log.open("wb") as out:
         process = subprocess.Popen([str(node), str(script)], cwd=home, env=env, stdout=out, stderr=subprocess.STDOUT,

@@ -2,6 +2,9 @@
 through the autouse validation against the network's own description (tests/providers/descriptions.py: X's and
 Pinterest's OpenAPI extracts, YouTube's discovery document), and the answers are shaped as those descriptions show
 (X PostPublicMetrics, Pinterest PinAnalyticsResponse, YouTube Video.statistics). Mastodon against mastodon-mock.
+Tumblr publishes no machine-readable description: its answers follow api.md of github.com/tumblr/docs (commit
+708be10, 2024-10-18), "/notes - Get notes for a specific Post" (parameters `id`, `mode`; response `total_notes`,
+and `total_likes`/`total_reblogs` in `conversation` mode). Bluesky: tests/networks/test_bluesky_metrics.py.
 The common set each adapter fills is the one providers/metrics.SUPPORT declares for its platform."""
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from providers import adapter_class
 from providers.base import ProviderError
 from providers.metrics import SUPPORT
 from tests.networks.cases.pinterest import PinterestCase
+from tests.networks.cases.tumblr import BLOG, TumblrCase
 from tests.networks.cases.x import XCase
 from tests.networks.cases.youtube import YouTubeCase
 from tests.networks.support import mastodon_server  # noqa: F401  (fixture)
@@ -33,6 +37,16 @@ PIN_ANSWER = {"all": {"lifetime_metrics": {"IMPRESSION": 900, "OUTBOUND_CLICK": 
 YT_ANSWER = {"kind": "youtube#videoListResponse", "items": [
     {"kind": "youtube#video", "id": "Ks-_Mh1QhMc",
      "statistics": {"viewCount": "5120", "likeCount": "210", "favoriteCount": "0", "commentCount": "14"}}]}
+# The reference's example answer (api.md, /notes), in conversation mode: notes with commentary, the rest rolled up.
+TUMBLR_ANSWER = {"meta": {"status": 200, "msg": "OK"}, "response": {
+    "notes": [{"type": "reply", "timestamp": 1595527574, "blog_name": "test-blog", "blog_uuid": "t:abcd1234",
+               "blog_url": "https://test-blog.tumblr.com/", "followed": False, "avatar_shape": "square",
+               "reply_text": "Lovely"}],
+    "rollup_notes": [{"type": "like", "timestamp": 1595527569, "blog_name": "other-blog", "blog_uuid": "t:efgh5678",
+                      "blog_url": "https://other-blog.tumblr.com/", "followed": False, "avatar_shape": "square"}],
+    "total_notes": 31, "total_likes": 22, "total_reblogs": 6,
+    "_links": {"next": {"href": "/v2/blog/roastery/notes?id=7380000000000000001&mode=conversation&before_timestamp=1595527569",
+                        "method": "GET", "query_params": {"mode": "conversation", "before_timestamp": "1595527569"}}}}}
 
 CASES = [
     (XCase(), "1800000000000000001", X_ANSWER,
@@ -40,6 +54,7 @@ CASES = [
     (PinterestCase(), "813744226420795884", PIN_ANSWER,
      {"impressions": 900, "likes": 6, "replies": 1, "saves": 8, "link_clicks": 12}),
     (YouTubeCase(), "Ks-_Mh1QhMc", YT_ANSWER, {"video_views": 5120, "likes": 210, "replies": 14}),
+    (TumblrCase(), "7380000000000000001", TUMBLR_ANSWER, {"likes": 22, "reposts": 6}),
 ]
 
 
@@ -60,6 +75,13 @@ async def test_metrics_request_follows_the_description(case, publish_id, answer,
         assert "IMPRESSION" in request.url.params["metric_types"].split(",")
     if case.platform == "x":
         assert request.url.params["post.fields"] == "public_metrics"
+    if case.platform == "tumblr":
+        # the blog's own notes endpoint, the post by `id`, the mode whose answer splits likes from reblogs; the
+        # note total is kept raw, never passed off as likes
+        assert request.url.path == f"/v2/blog/{BLOG}/notes"
+        assert dict(request.url.params) == {"id": publish_id, "mode": "conversation"}
+        assert request.headers["authorization"].startswith("Bearer ")
+        assert got.raw == {"total_notes": 31, "total_likes": 22, "total_reblogs": 6}
 
 
 async def test_pinterest_asks_at_most_90_days_back() -> None:
@@ -82,7 +104,16 @@ async def test_pinterest_asks_at_most_90_days_back() -> None:
     (PinterestCase(), "813744226420795884", 403, {"code": 29, "message": "You are not permitted"}, "rejected"),
     (YouTubeCase(), "Ks-_Mh1QhMc", 200, {"kind": "youtube#videoListResponse", "items": []}, "gone"),
     (YouTubeCase(), "Ks-_Mh1QhMc", 401, {"error": {"code": 401}}, "reauth_required"),
-], ids=["x-gone", "x-forbidden", "x-429", "pin-gone", "pin-forbidden", "yt-gone", "yt-401"])
+    (TumblrCase(), "7380000000000000001", 404, {"meta": {"status": 404, "msg": "Not Found"}, "response": []},
+     "gone"),
+    (TumblrCase(), "7380000000000000001", 403, {"meta": {"status": 403, "msg": "Forbidden"}, "response": []},
+     "rejected"),
+    (TumblrCase(), "7380000000000000001", 429, {"meta": {"status": 429, "msg": "Limit Exceeded"}, "response": []},
+     "rate_limited"),
+    (TumblrCase(), "7380000000000000001", 401, {"meta": {"status": 401, "msg": "Unauthorized"}, "response": []},
+     "reauth_required"),
+], ids=["x-gone", "x-forbidden", "x-429", "pin-gone", "pin-forbidden", "yt-gone", "yt-401", "tb-gone",
+        "tb-forbidden", "tb-429", "tb-401"])
 async def test_refusals_are_classified(case, publish_id, status, body, outcome) -> None:
     with respx.mock(assert_all_called=True) as router:
         router.route().respond(status, json=body)
@@ -133,3 +164,30 @@ async def test_x_malformed_answer_is_refused() -> None:
         with pytest.raises(ProviderError) as err:
             await case.provider().post_metrics(case.account(), "1", published_at=NOW, now=NOW)
     assert err.value.kind == "malformed"
+
+
+async def test_tumblr_notes_without_totals_are_refused() -> None:
+    case = TumblrCase()
+    with respx.mock() as router:
+        router.route().respond(200, json={"meta": {"status": 200, "msg": "OK"}, "response": {"notes": []}})
+        with pytest.raises(ProviderError) as err:
+            await case.provider().post_metrics(case.account(), "7380000000000000001", published_at=NOW, now=NOW)
+    assert err.value.kind == "malformed"
+
+
+def test_google_business_profile_says_why_it_has_no_metrics() -> None:
+    """No current Business Profile API reports a local post's metrics (v4 localPosts.reportInsights was removed
+    with the Performance API, which is per location): the capabilities say so, citing Google's change log."""
+    from providers.metrics import NOT_OFFERED
+    from tools.context.platforms import capabilities_document
+
+    metrics = {p["key"]: p["metrics"] for p in capabilities_document()["platforms"]}
+    shown = metrics["google_business"]
+    assert shown["supported"] is False and shown["fields"] == []
+    assert shown["source"] == NOT_OFFERED["google_business"].source
+    assert shown["source"].startswith("https://developers.google.com/my-business/")
+    assert "reportInsights" in shown["note"]
+    assert not set(NOT_OFFERED) & set(SUPPORT)
+    assert metrics["discord"] == {"supported": False, "fields": [], "source": None, "note": None}
+    for platform in ("bluesky", "tumblr"):
+        assert metrics[platform]["supported"] and metrics[platform]["fields"] == list(SUPPORT[platform].fields)

@@ -9,8 +9,10 @@ row due again after CLAIM). The network is called outside any transaction, throu
 Outcomes: a reading stores a snapshot and the latest figures and moves to the next time of the cadence;
 a post the network no longer has stops (`gone`); a refusal (403: the account did not grant the insights
 permission) stops every post of that account (`permission_missing`) and tells the brand's admins once, with
-what to do; an expired account waits for its reconnection; rate limits and outages are tried again with
-backoff, and after MAX_FAILURES in a row that reading is skipped.
+what to do, until the account is reconnected (tools/services/metrics.resume_after_reconnect makes its readings due
+again and clears the notice); an expired account waits for its reconnection; rate limits and outages are tried
+again with backoff, and after MAX_FAILURES in a row that reading is skipped. Credentials an adapter renewed during
+the read (a Bluesky session) are stored, as after a publish.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from storage.tables.integrations import Integration
 from tools.analytics.cadence import next_due
 from tools.notifications import notify
 from tools.runtime import Runtime
-from tools.services.accounts import outbound
+from tools.services.accounts import outbound, store_credentials
+from tools.services.metrics import permission_notice_key
 
 log = logging.getLogger("socialpub.analytics")
 
@@ -101,6 +104,7 @@ async def read_one(rt: Runtime, publication_id: str, due_at: datetime) -> int:
         with outbound(rt.settings):
             metrics: PostMetrics = await reader(account, publish_id, published_at=published_at, now=now)
     except ProviderError as exc:
+        await _keep_credentials(rt, account)
         if exc.kind == "rejected":
             return await _permission_missing(rt, publication_id, integration.id, now)
         if exc.kind == "reauth_required":
@@ -108,9 +112,22 @@ async def read_one(rt: Runtime, publication_id: str, due_at: datetime) -> int:
         log.warning("publication %s: metrics read failed (%s), tried again later", publication_id, exc.message)
         wait = max(RETRY_AFTER, timedelta(seconds=exc.retry_after or 0))
         return await _failed(rt, publication_id, now, wait, counts=True)
+    await _keep_credentials(rt, account)
     if metrics.gone:
         return await _finish(rt, publication_id, now, status="gone")
     return await _store(rt, publication_id, metrics, now)
+
+
+async def _keep_credentials(rt: Runtime, account: Account) -> None:
+    """Store credentials the adapter rotated during the read (the old ones may no longer work)."""
+    if not account.credentials_changed:
+        return
+    async with rt.db.session(write=True) as s:
+        integration = await s.get(Integration, account.integration_id)
+        if integration is not None and integration.status == "connected":
+            store_credentials(integration, account.credentials, rt.settings, rt.providers)
+            integration.updated_at = rt.clock.now()
+            s.add(integration)
 
 
 async def _store(rt: Runtime, publication_id: str, metrics: PostMetrics, now: datetime) -> int:
@@ -180,7 +197,7 @@ async def _permission_missing(rt: Runtime, publication_id: str, integration_id: 
                 f"{integration.platform} refused to share post metrics for {name}: the account did not grant the "
                 "permission to read them. Reconnect the account and allow reading insights to see how its posts "
                 "do; publishing is not affected.",
-                audience="admins", dedupe_key=f"metrics_permission:{integration_id}",
+                audience="admins", dedupe_key=permission_notice_key(integration_id),
                 dedupe_window=PERMISSION_NOTICE_WINDOW)
     return 0
 

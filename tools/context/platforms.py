@@ -8,6 +8,7 @@ import json
 from functools import cache
 from typing import Any, get_args
 
+from providers.metrics import not_offered as metrics_not_offered
 from providers.metrics import support as metrics_support
 from schemas.capabilities import Capabilities
 from schemas.media_repair import RepairMode
@@ -71,8 +72,9 @@ def _sources(p: Platform) -> list[str]:
 
 def _metrics(key: str) -> dict[str, Any]:
     known = metrics_support(key)
+    why = known or metrics_not_offered(key)
     return {"supported": known is not None, "fields": list(known.fields) if known else [],
-            "source": known.source if known else None}
+            "source": why.source if why else None, "note": (why.note or None) if why else None}
 
 
 def _platform(p: Platform) -> dict[str, Any]:

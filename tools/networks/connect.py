@@ -21,6 +21,7 @@ from storage.tables.integrations import Integration
 from tools.notifications import notify
 from tools.operator import actions as operator
 from tools.runtime import Runtime
+from tools.services import metrics
 from tools.services.accounts import outbound, store_credentials
 from tools.services.fetch import FetchError, FetchPolicy, check_url
 
@@ -151,6 +152,7 @@ async def save(s: AsyncSession, rt: Runtime, brand_id: str, platform: str, verif
     s.add(integration)
     await s.flush()
     await notify.integration_status_changed(s, now, integration, previous)
+    await metrics.resume_after_reconnect(s, now, integration.id)  # whatever it now grants, ask again
     return integration
 
 

@@ -26,6 +26,7 @@ from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
 from tools.context import plans
 from tools.notifications import notify
+from tools.services import metrics
 from tools.services.auth import hash_key, key_hint, new_secret
 from tools.services.errors import OperatorError
 
@@ -218,6 +219,8 @@ async def set_integration_status(session: AsyncSession, now: datetime, integrati
         integration.updated_at = now
         await session.flush()
         await notify.integration_status_changed(session, now, integration, previous)
+    if status == "connected":  # a reconnect (a sandbox account's, or the dashboard's): stopped readings resume
+        await metrics.resume_after_reconnect(session, now, integration_id)
     return integration
 
 
