@@ -133,7 +133,7 @@ def test_every_post_kind_of_every_platform_has_declared_scopes() -> None:
     for platform in PLATFORMS:
         needed = declared_scopes(platform.key)
         if platform.key in ("bluesky", "telegram", "discord"):
-            assert needed == {}, platform.key
+            assert not any(needed.values()), platform.key  # an app password / bot token / webhook has no scopes
             continue
         assert {f"publish:{t}" for t in platform.post_types} <= set(needed), platform.key
         network = oauth.NETWORKS[platform.key]
