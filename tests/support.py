@@ -16,10 +16,10 @@ from typing import Any
 
 import anyio
 import httpx
-from sqlalchemy import text
+from sqlalchemy import func, literal_column, select, text, union_all
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
-from sqlmodel import SQLModel, func, select
+from sqlmodel import SQLModel
 
 import storage.tables  # noqa: F401
 from schemas.scopes import ALL_SCOPES, ROLE_SCOPES
@@ -113,6 +113,12 @@ _EMPTY_ALL = f"""DO $$ DECLARE s record; BEGIN {_DELETES}
   END LOOP; END $$"""
 
 
+# Table names from the metadata, written into the statement (not bound: ~50 parameters of no type PostgreSQL
+# would have to infer in a UNION).
+_ROW_COUNTS = union_all(*(select(literal_column(f"'{t.name}'"), func.count()).select_from(t)
+                          for t in SQLModel.metadata.sorted_tables))
+
+
 async def empty_all(db: Database) -> None:
     async with db.write_engine.begin() as conn:
         await conn.execute(text(_EMPTY_ALL))
@@ -199,12 +205,11 @@ class Env:
         return await self.dispatcher.invoke(ep, args, token=secret)
 
     async def row_counts(self) -> dict[str, int]:
-        """Rows per table: compare before and after a call to prove it wrote nothing."""
-        out = {}
+        """Rows per table: compare before and after a call to prove it wrote nothing. One statement (a count per
+        table, UNION ALL) rather than one per table: ~50 round trips less, and ~180 tests call it twice."""
         async with self.db.session(write=False) as s:
-            for table in SQLModel.metadata.sorted_tables:
-                out[table.name] = (await s.exec(select(func.count()).select_from(table))).one()
-        return out
+            rows = (await (await s.connection()).execute(_ROW_COUNTS)).all()
+        return {name: count for name, count in rows}
 
 
 def make_settings(tmp_path: Path, url: str, **overrides: Any) -> Settings:
