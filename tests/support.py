@@ -179,6 +179,10 @@ class Env:
             s.add(row)
         return secret
 
+    def remember_key(self, secret: str, row: ApiKey) -> None:
+        """What `key` records of a key it made, for a key row written another way (tests/conftest.py: world)."""
+        self._objects[secret] = row
+
     def key_row(self, secret: str) -> Any:
         return self._objects[secret]
 
