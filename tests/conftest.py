@@ -40,6 +40,7 @@ from tests.support import (  # noqa: E402  (after the bytecode set-up above)
     copy_template,
     create_pg_database,
     drop_pg_database,
+    drop_pg_templates,
     empty_all,
     make_env,
     migrate_sqlite_template,
@@ -211,6 +212,10 @@ async def world(env: Env) -> World:
     if pristine:
         _WORLDS[env.backend] = await _world_rows(env, world)
     return world
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    drop_pg_templates()  # tests/support.py: the PostgreSQL template this process migrated, if any
 
 
 def pytest_configure(config: pytest.Config) -> None:
