@@ -16,10 +16,10 @@ from typing import Any
 
 import anyio
 import httpx
-from sqlalchemy import text
+from sqlalchemy import func, literal_column, select, text, union_all
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
-from sqlmodel import SQLModel, func, select
+from sqlmodel import SQLModel
 
 import storage.tables  # noqa: F401
 from schemas.scopes import ALL_SCOPES, ROLE_SCOPES
@@ -66,8 +66,30 @@ def previous_revision() -> str:
     return down
 
 
+# Per process and server: a database migrated to the head once, which `create_pg_database` copies. Migrating
+# costs ~0.6 s of CPU and seconds of commits waiting on the disk; `CREATE DATABASE … TEMPLATE` copies the files in
+# ~0.25 s with no CPU here. Dropped at the end of the session (tests/conftest.py: pytest_sessionfinish).
+_PG_TEMPLATES: dict[str, str] = {}
+
+
 def create_pg_database(base_url: str, revision: str | None = "heads") -> str:
-    """A fresh scratch database, migrated to `revision` (None: left empty); returns its URL."""
+    """A fresh scratch database, migrated to `revision` (None: left empty); returns its URL. At the head it is a
+    copy of this process's template, itself migrated once as any scratch database is."""
+    template = None
+    if revision == "heads":
+        if base_url not in _PG_TEMPLATES:
+            _PG_TEMPLATES[base_url] = make_url(_create_pg_database(base_url, revision, None)).database or ""
+        template = _PG_TEMPLATES[base_url]
+    return _create_pg_database(base_url, None if template else revision, template)
+
+
+def drop_pg_templates() -> None:
+    while _PG_TEMPLATES:
+        base_url, name = _PG_TEMPLATES.popitem()
+        drop_pg_database(base_url, make_url(base_url).set(database=name).render_as_string(hide_password=False))
+
+
+def _create_pg_database(base_url: str, revision: str | None, template: str | None) -> str:
     name = f"sp_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     url = make_url(base_url)
     admin_url = url.set(database="postgres" if url.database != "postgres" else url.database)
@@ -75,9 +97,10 @@ def create_pg_database(base_url: str, revision: str | None = "heads") -> str:
     async def go() -> None:
         admin = create_async_engine(admin_url, isolation_level="AUTOCOMMIT")
         async with admin.connect() as conn:
-            await conn.execute(text(f'CREATE DATABASE "{name}"'))
+            await conn.execute(text(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else "")))
             # A commit returns before its WAL reaches the disk (visible to every connection all the same): a
-            # scratch database need not survive a crash of the server, and tests commit often.
+            # scratch database need not survive a crash of the server, and tests commit often. (A setting of the
+            # database, which a copy does not inherit from its template.)
             await conn.execute(text(f'ALTER DATABASE "{name}" SET synchronous_commit = off'))
         await admin.dispose()
         if revision is not None:
@@ -111,6 +134,12 @@ _EMPTY_ALL = f"""DO $$ DECLARE s record; BEGIN {_DELETES}
   FOR s IN SELECT schemaname, sequencename FROM pg_sequences LOOP
     EXECUTE format('ALTER SEQUENCE %I.%I RESTART', s.schemaname, s.sequencename);
   END LOOP; END $$"""
+
+
+# Table names from the metadata, written into the statement (not bound: ~50 parameters of no type PostgreSQL
+# would have to infer in a UNION).
+_ROW_COUNTS = union_all(*(select(literal_column(f"'{t.name}'"), func.count()).select_from(t)
+                          for t in SQLModel.metadata.sorted_tables))
 
 
 async def empty_all(db: Database) -> None:
@@ -173,6 +202,10 @@ class Env:
             s.add(row)
         return secret
 
+    def remember_key(self, secret: str, row: ApiKey) -> None:
+        """What `key` records of a key it made, for a key row written another way (tests/conftest.py: world)."""
+        self._objects[secret] = row
+
     def key_row(self, secret: str) -> Any:
         return self._objects[secret]
 
@@ -199,12 +232,11 @@ class Env:
         return await self.dispatcher.invoke(ep, args, token=secret)
 
     async def row_counts(self) -> dict[str, int]:
-        """Rows per table: compare before and after a call to prove it wrote nothing."""
-        out = {}
+        """Rows per table: compare before and after a call to prove it wrote nothing. One statement (a count per
+        table, UNION ALL) rather than one per table: ~50 round trips less, and ~180 tests call it twice."""
         async with self.db.session(write=False) as s:
-            for table in SQLModel.metadata.sorted_tables:
-                out[table.name] = (await s.exec(select(func.count()).select_from(table))).one()
-        return out
+            rows = (await (await s.connection()).execute(_ROW_COUNTS)).all()
+        return {name: count for name, count in rows}
 
 
 def make_settings(tmp_path: Path, url: str, **overrides: Any) -> Settings:
