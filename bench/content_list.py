@@ -66,7 +66,7 @@ async def time_pages(dispatcher: Dispatcher, secret: str, brand_id: str, ids: li
     queries = [{}, {"cursor": middle}, {"order_direction": "asc"}, {"order_direction": "asc", "cursor": middle}]
     for q in queries:  # warm up caches and the connection pool
         out = await dispatcher.invoke(ep, {"brand_id": brand_id, **q}, token=secret)
-        assert out.status == 200 and len(out.body["data"]["items"]) == 20, out.body
+        assert out.status == 200 and out.body is not None and len(out.body["data"]["items"]) == 20, out.body
     samples = []
     for _ in range(repeat):
         for q in queries:
@@ -111,7 +111,7 @@ async def main(small: int, large: int, repeat: int) -> float:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--small", type=int, default=1_000)
     parser.add_argument("--large", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=40)

@@ -49,7 +49,7 @@ def mismatch(ep: Endpoint) -> str | None:
     found, allowed = returns(ep), accepted(ep)
     if found <= allowed:
         return None
-    return f"{ep.name}: handler returns {found}, endpoint declares {ep.response.__name__} ({allowed})"
+    return f"{ep.name}: handler returns {found}, endpoint declares {getattr(ep.response, '__name__', None)} ({allowed})"
 
 
 def test_every_endpoint_declares_a_response_model() -> None:
@@ -72,12 +72,12 @@ def test_unconverted_list_only_shrinks() -> None:
 def test_a_planted_mismatch_is_found(plant: str) -> None:
     ep = catalogue.get("create_label")
     if plant == "other_model":
-        async def handler(call, req) -> sl.Snippet: ...
-        planted = replace(ep, handler=handler)
+        async def other_model(call, req) -> sl.Snippet: ...
+        planted = replace(ep, handler=other_model)
     elif plant == "plain_dict":
-        async def handler(call, req) -> dict[str, typing.Any]: ...
-        planted = replace(ep, handler=handler)
+        async def plain_dict(call, req) -> dict[str, typing.Any]: ...
+        planted = replace(ep, handler=plain_dict)
     else:
-        async def handler(call, req) -> Reply[sl.Label]: ...
-        planted = replace(catalogue.get("list_labels_older"), handler=handler)
+        async def older_without_list(call, req) -> Reply[sl.Label]: ...
+        planted = replace(catalogue.get("list_labels_older"), handler=older_without_list)
     assert mismatch(planted) is not None

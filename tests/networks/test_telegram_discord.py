@@ -160,7 +160,7 @@ async def test_discord_webhook_waits_for_the_message_and_uploads_files() -> None
         await provider.publish(dc_account(), PostRequest(platform="discord", post_type="DC_ANNOUNCEMENT", text="x",
                                                          settings={"publish_to_followers": True}))
     assert crosspost.value.kind == "rejected" and "webhook cannot publish to following servers" in \
-        crosspost.value.safe_reason
+        (crosspost.value.safe_reason or "")
 
     with respx.mock() as mock:
         mock.post(DISCORD_ENDPOINT).respond(429, json={"message": "You are being rate limited.", "retry_after": 1.5,
