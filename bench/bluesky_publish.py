@@ -73,7 +73,7 @@ async def main(posts: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--posts", type=int, default=200)
     args = parser.parse_args()
     anyio.run(main, args.posts)

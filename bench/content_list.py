@@ -60,7 +60,7 @@ async def seed(db: Database, clock: Clock, workspace, brand, user_id: str, start
 async def time_pages(dispatcher: Dispatcher, secret: str, brand_id: str, ids: list[str], repeat: int) -> float:
     middle = ids[len(ids) // 2]
     first = await dispatcher.invoke(catalogue.get("list_content_items"), {"brand_id": brand_id}, token=secret)
-    assert len(first.body["data"]["items"]) == 20, first.body  # full pages, or the bench times short ones
+    assert first.body is not None and len(first.body["data"]["items"]) == 20, first.body  # full pages, or the bench times short ones
     queries = [{}, {"cursor": middle}, {"order_direction": "asc"}, {"order_direction": "asc", "cursor": middle}]
     return await median_call(dispatcher, secret,
                              [("list_content_items", {"brand_id": brand_id, **q}) for q in queries], repeat)
@@ -96,7 +96,7 @@ async def main(small: int, large: int, repeat: int) -> float:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--small", type=int, default=1_000)
     parser.add_argument("--large", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=40)

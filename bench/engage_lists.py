@@ -73,6 +73,7 @@ async def build(url: str, home: Path, grown: bool) -> tuple:
     await add_days(rt, [brand], 0, 28)
     dispatcher = Dispatcher(rt)
     out = await dispatcher.invoke(catalogue.get("list_notifications"), {"brand_id": brand, "limit": 50}, token=secret)
+    assert out.body is not None, out.status
     cursor = out.body["data"]["next_cursor"]
     if grown:
         await add_notifications(rt, ws.id, [b.id for b in brands], [me, *others], 20_000)

@@ -21,7 +21,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import MutableMapping
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CREATE_BODY = {"name": "Bench draft", "single_copy": {"caption": "Hello from the bench", "hashtags": ["bench"]}}
@@ -36,7 +38,7 @@ def init_demo(home: str) -> tuple[str, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--profile", action="store_true", help="cProfile of the timed requests")
     parser.add_argument("--dump", action="store_true", help="print pages, request IDs masked")
@@ -75,7 +77,7 @@ def main() -> None:
             await asyncio.sleep(3600)
             return {"type": "http.disconnect"}
 
-        async def send(message: dict) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             out.append(message)
 
         await app(scope, receive, send)
@@ -85,6 +87,7 @@ def main() -> None:
         for n in range(20 if seed else 0):
             out = await call("POST", body=json.dumps({**CREATE_BODY, "name": f"Seeded {n}"}).encode())
             assert out[0]["status"] == 201, out
+        out: list[dict] = []
         for _ in range(50):
             out = await call("GET", b"limit=20")
         assert out[0]["status"] == 200, out

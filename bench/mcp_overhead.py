@@ -123,6 +123,7 @@ async def main(calls: int) -> None:
         floor_mem, floor_cpu = await timed_calls(client, "noop", calls)
     async with Client(McpApp(rt, key=key).server, mode="legacy") as client:
         ctx_mem, ctx_cpu = await timed_calls(client, "get_context", calls)
+    assert ctx_cpu is not None and floor_cpu is not None  # in process: this process's CPU is all of it
 
     # stdio subprocesses
     env = {"SOCIALPUB_HOME": str(home), "SOCIALPUB_API_KEY": key, "SOCIALPUB_RATE_LIMIT": "0",
@@ -169,6 +170,6 @@ async def serve_empty() -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--calls", type=int, default=200)
     anyio.run(main, parser.parse_args().calls)

@@ -75,14 +75,14 @@ async def main(repeat: int) -> None:
             "telegram_settings": {"media_ids": images[:1], "post_type": "TG_PHOTO"},
         }
         created = await d.invoke(catalogue.get("create_content_item"), body, token=secret)
-        assert created.status == 201, created.body
+        assert created.status == 201 and created.body is not None, created.body
         item_id = created.body["data"]["content_item"]["id"]
         read_args = {"brand_id": brand.id, "content_item_id": item_id}
         pf_args = {**read_args, "integration_ids": sorted(a.id for a in accounts),
                    "scheduled_at": "2026-01-06T09:00:00Z", "approval_status": "pending_review"}
         read_ep, pf_ep = catalogue.get("get_content_item"), catalogue.get("preflight_content")
         first = await d.invoke(pf_ep, pf_args, token=secret)
-        assert first.status == 200, first.body
+        assert first.status == 200 and first.body is not None, first.body
         print("blockers:", sorted({(i["code"], i["platform"]) for i in first.body["data"]["blockers"]}))
         print(f"targets: {first.body['data']['target_count']}, can_schedule: {first.body['data']['can_schedule']}, "
               f"blockers: {len(first.body['data']['blockers'])}, warnings: {len(first.body['data']['warnings'])}")
@@ -105,6 +105,6 @@ async def main(repeat: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeat", type=int, default=200)
     anyio.run(main, parser.parse_args().repeat)

@@ -36,8 +36,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from bench.scratch import scratch_runtime
+from providers.sandbox import SandboxProvider
 from schemas.ids import new_id
 from schemas.scopes import ALL_SCOPES
+from schemas.time import FrozenClock
 from server.worker import freeze_startup_heap
 from storage.tables.brands import Brand
 from storage.tables.content import ContentItem
@@ -94,9 +96,11 @@ def _run_processes(home: str, url: str | None, at: str, workers: int) -> tuple[f
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
              for n in range(workers)]
     for proc in procs:
+        assert proc.stdout is not None and proc.stdin is not None  # both PIPE
         if proc.stdout.readline().strip() != "ready":
             raise SystemExit("a worker process did not start")
     for proc in procs:
+        assert proc.stdin is not None
         proc.stdin.write("go\n")
         proc.stdin.flush()
     outs = [proc.communicate(timeout=600)[0].split() for proc in procs]
@@ -136,6 +140,7 @@ async def main(schedules: int, postgres: str | None, workers: int) -> None:
                 "instagram_settings": {"media_ids": [], "post_type": "GRID_POST"},
                 "facebook_settings": {"media_ids": [], "post_type": "FB_TEXT"},
                 "linkedin_settings": {"media_ids": [], "post_type": "LI_TEXT"}})
+            assert isinstance(rt.clock, FrozenClock)  # scratch_runtime's
             rt.clock.advance(seconds=1)
             worker_cpu = insert_cpu = None
             if workers == 1:
@@ -151,7 +156,9 @@ async def main(schedules: int, postgres: str | None, workers: int) -> None:
                 worker_s, counts, worker_cpu = await anyio.to_thread.run_sync(_run_processes, tmp, url, at,
                                                                               workers)
             assert sum(counts) == schedules, (counts, schedules)
-            publishes = rt.providers["sandbox"].ledger.publishes()
+            sandbox = rt.providers["sandbox"]
+            assert isinstance(sandbox, SandboxProvider)
+            publishes = sandbox.ledger.publishes()
             assert len(publishes) == schedules and set(publishes.values()) == {1}, "not exactly once"
 
             start, cpu = time.perf_counter(), time.process_time()
@@ -188,7 +195,7 @@ if __name__ == "__main__":
         _, _, home, url, at, owner = sys.argv
         asyncio.run(_drain_process(home, url or None, at, owner))
         sys.exit(0)
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--schedules", type=int, default=300)
     parser.add_argument("--postgres", action="store_true",
                         help="run on a scratch PostgreSQL database (created and dropped by the benchmark)")

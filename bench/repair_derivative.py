@@ -18,6 +18,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -67,8 +68,8 @@ async def main(repeat: int, width: int, height: int) -> None:
                            width=width, height=height, size=len(data), sha256=hashlib.sha256(data).hexdigest(),
                            asset_id=new_id("ast"), created_at=now, updated_at=now)
 
-            async def one() -> bytes:
-                yield data  # pyright: ignore[reportReturnType]  # an async generator fixture
+            async def one() -> AsyncIterator[bytes]:
+                yield data
 
             source.storage_key = (await blobs(rt.settings).put_stream(f"{brand.id}/{source.id}/original",
                                                                       one())).key
@@ -85,11 +86,13 @@ async def main(repeat: int, width: int, height: int) -> None:
                 "policy_version": VALIDATION_VERSION}
 
         request, reads, renders, floors = [], [], [], []
+        media_id = ""
         for n in range(repeat):
             t = time.perf_counter()
             out = await d.invoke(repair, {**body, "idempotency_key": f"bench-{n}"}, token=secret)
             request.append(time.perf_counter() - t)
-            assert out.status == 201, out.body
+            assert out.status == 201 and out.body is not None, out.body
+            media_id = out.body["data"]["media"]["id"]
             t = time.perf_counter()
             got = await d.invoke(read, {"brand_id": brand.id, "media_id": source.id}, token=secret)
             reads.append(time.perf_counter() - t)
@@ -103,15 +106,17 @@ async def main(repeat: int, width: int, height: int) -> None:
             floor_render(data, box)
             floors.append(time.perf_counter() - t)
         async with rt.db.session(write=False) as s:
-            done = await s.get(Media, out.body["data"]["media"]["id"])
+            done = await s.get(Media, media_id)
             assert done is not None and done.status == "completed", done and done.failure_code
         await rt.db.dispose()
 
     def ms(values: list[float]) -> float:
         return statistics.median(values) * 1000
 
-    print(f"source {width}x{height} JPEG ({len(data)} bytes) -> centre_crop {crop.target.width}x"  # pyright: ignore[reportOptionalMemberAccess]  # the bench picked an available option
-          f"{crop.target.height}, {repeat} runs (medians)")
+    target = crop.target
+    assert target is not None  # the bench picked an available option
+    print(f"source {width}x{height} JPEG ({len(data)} bytes) -> centre_crop {target.width}x"
+          f"{target.height}, {repeat} runs (medians)")
     print(f"request: repair_media_derivative {ms(request):.2f} ms vs get_media {ms(reads):.2f} ms, "
           f"ratio {ms(request) / ms(reads):.2f}x")
     print(f"render: processing job {ms(renders):.1f} ms vs bare Pillow open+crop+save {ms(floors):.1f} ms, "
@@ -119,7 +124,7 @@ async def main(repeat: int, width: int, height: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--width", type=int, default=3000)
     parser.add_argument("--height", type=int, default=1200)

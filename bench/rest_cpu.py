@@ -113,17 +113,26 @@ def http(port: int, method: str, path: str, key: str, body: dict | None = None) 
 
 def parse_wrk(text: str) -> dict[str, float]:
     """Requests, req/s, p50 and p99 (ms) from `wrk --latency` output; refuses runs with errors."""
+    def found(pattern: str, flags: int = 0) -> str:
+        match = re.search(pattern, text, flags)
+        if match is None:
+            raise SystemExit(f"wrk output without {pattern!r}:\n{text}")
+        return match.group(1)
+
     def ms(value: str) -> float:
-        number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", value).groups()
+        match = re.fullmatch(r"([\d.]+)(us|ms|s)", value)
+        if match is None:
+            raise SystemExit(f"wrk latency {value!r} not understood")
+        number, unit = match.groups()
         return float(number) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
 
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text) or re.search(r"Socket errors: .*", text)
     if bad:
         raise SystemExit(f"wrk saw errors:\n{text}")
-    return {"requests": int(re.search(r"(\d+) requests in", text).group(1)),
-            "rate": float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1)),
-            "p50": ms(re.search(r"^\s+50%\s+(\S+)", text, re.M).group(1)),
-            "p99": ms(re.search(r"^\s+99%\s+(\S+)", text, re.M).group(1))}
+    return {"requests": int(found(r"(\d+) requests in")),
+            "rate": float(found(r"Requests/sec:\s+([\d.]+)")),
+            "p50": ms(found(r"^\s+50%\s+(\S+)", re.M)),
+            "p99": ms(found(r"^\s+99%\s+(\S+)", re.M))}
 
 
 def run_wrk(pid: int, url: str, key: str, duration: int, script: str | None) -> dict[str, float]:
@@ -150,7 +159,7 @@ def init_demo(env: dict[str, str]) -> tuple[str, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--duration", type=int, default=5, help="seconds of load per scenario and round")
     parser.add_argument("--rounds", type=int, default=2, help="best (lowest CPU) of this many rounds")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated: context,list,create")

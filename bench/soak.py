@@ -214,11 +214,14 @@ def wrk_peak(base: str, path: str, secret: str, seconds: int, body: str | None, 
                          capture_output=True, text=True, check=True).stdout
     if "Non-2xx" in out or "Socket errors" in out:
         raise SystemExit(f"wrk saw errors at peak:\n{out}")
-    return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    if rate is None:
+        raise SystemExit(f"wrk printed no request rate:\n{out}")
+    return float(rate.group(1))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--minutes", type=float, default=5.0)
     parser.add_argument("--warmup-seconds", type=float, default=60.0)
     parser.add_argument("--peak-seconds", type=int, default=10)
@@ -265,6 +268,7 @@ def main() -> None:
             while loader.poll() is None:
                 samples.append((time.monotonic() - started, rss_kib(server.pid)))
                 time.sleep(args.sample_seconds)
+            assert loader.stdout is not None  # PIPE
             report = json.loads(loader.stdout.read().strip().splitlines()[-1])
             samples.append((time.monotonic() - started, rss_kib(server.pid)))
         finally:

@@ -77,6 +77,6 @@ async def main(top: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--top", type=int, default=15)
     anyio.run(main, parser.parse_args().top)

@@ -206,7 +206,7 @@ def bench_backend(name: str, database_url: str | None, levels: list[int], durati
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--duration", type=float, default=10.0, help="measured seconds per level (default 10)")
     parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds before each level")
     parser.add_argument("--levels", default="16,64", help="connection counts besides the 1-connection floor")

@@ -90,7 +90,7 @@ def declared_scopes(platform: str, account: Account | None = None) -> Mapping[st
     where they depend on the account, as LinkedIn's organization accounts): the one source `integrations check`
     and the sandbox compare grants with."""
     cls = adapter_class(platform)
-    for_account = getattr(cls, "needed_scopes_for", None)
+    for_account: Callable[[Account], Mapping[str, tuple[str, ...]]] | None = getattr(cls, "needed_scopes_for", None)
     if account is not None and callable(for_account):
         return for_account(account)
     return getattr(cls, "needed_scopes", {})

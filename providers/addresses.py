@@ -222,7 +222,9 @@ class _CheckedBackend(httpcore.AsyncNetworkBackend):
 
     def __init__(self, allow_hosts: frozenset[str], resolve_timeout: float) -> None:
         self._allow_hosts, self._resolve_timeout = allow_hosts, resolve_timeout
-        self._backend = httpcore.AnyIOBackend()
+        # httpcore declares AnyIOBackend twice (the real one, and a stand-in raising when anyio is missing) and
+        # pyright reads the stand-in; anyio is a dependency here, so it is the real AsyncNetworkBackend.
+        self._backend: httpcore.AsyncNetworkBackend = httpcore.AnyIOBackend()  # pyright: ignore[reportAttributeAccessIssue]  # see above
 
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                           socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:

@@ -90,7 +90,7 @@ async def tokeninfo(result: CheckResult, token: str, network: str, url: str = TO
         result.granted_scopes = tuple(info["scope"].split())
         result.scopes_source = "introspected"
     try:
-        seconds = int(info.get("expires_in"))
-    except (TypeError, ValueError):
+        seconds = int(info["expires_in"])
+    except (KeyError, TypeError, ValueError):
         return
     result.expires_at = iso(datetime.now(UTC) + timedelta(seconds=seconds))

@@ -152,12 +152,13 @@ class TelegramProvider:
                                                  json={"chat_id": str(chat_id), "user_id": me["id"]}))
         title = chat.get("title") or chat.get("username") or chat.get("id")
         result.account = str(title)[:200]
-        status = member.get("status") if isinstance(member, dict) else None
+        rights = member if isinstance(member, dict) else {}
+        status = rights.get("status")
         if chat.get("type") == "channel":
-            allowed = status == "creator" or (status == "administrator" and member.get("can_post_messages") is True)
+            allowed = status == "creator" or (status == "administrator" and rights.get("can_post_messages") is True)
         else:
             allowed = status in ("creator", "administrator", "member") or \
-                (status == "restricted" and member.get("can_send_messages") is True)
+                (status == "restricted" and rights.get("can_send_messages") is True)
         result.reachable = allowed
         if not allowed and status is not None:
             result.notes.append(f"The bot is {status} in the chat and may not post there"

@@ -192,7 +192,7 @@ class XProvider:
             if state == "succeeded":
                 return
             if state == "failed":
-                error = info.get("error") if isinstance(info.get("error"), dict) else {}
+                error = found if isinstance(found := info.get("error"), dict) else {}
                 name = str(error.get("name") or error.get("message") or "unknown error")
                 name = re.sub(r"[^A-Za-z0-9 _.-]", "", name)[:80] or "unknown error"
                 raise ProviderError("rejected", f"X media {media_id} processing failed",

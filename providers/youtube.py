@@ -88,7 +88,7 @@ async def verify(server: str, token: str) -> Connection:
         raise ProviderError("rejected", "no YouTube channel on the Google account",
                             safe_reason="the Google account has no YouTube channel")
     channel = items[0]
-    snippet = channel.get("snippet") if isinstance(channel.get("snippet"), dict) else {}
+    snippet = found if isinstance(found := channel.get("snippet"), dict) else {}
     handle = str(snippet.get("customUrl") or "")[:200]
     uploads = ((channel.get("contentDetails") or {}).get("relatedPlaylists") or {}).get("uploads")
     thumb = ((snippet.get("thumbnails") or {}).get("default") or {}).get("url")
@@ -245,8 +245,8 @@ class YouTubeProvider:
             if not isinstance(items, list):
                 raise ProviderError("malformed", "YouTube videos.list answered an unexpected shape")
             video = items[0] if items and isinstance(items[0], dict) else {}
-            status = video.get("status") if isinstance(video.get("status"), dict) else {}
-            details = video.get("processingDetails") if isinstance(video.get("processingDetails"), dict) else {}
+            status = found if isinstance(found := video.get("status"), dict) else {}
+            details = found if isinstance(found := video.get("processingDetails"), dict) else {}
             processing, upload = details.get("processingStatus"), status.get("uploadStatus")
             if processing == "succeeded" or upload == "processed":
                 return

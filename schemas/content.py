@@ -8,7 +8,7 @@ rules that need stored data (labels, integrations, media) are 422 there too.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, LiteralString, Optional, cast, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from pydantic_core import PydanticCustomError
@@ -149,7 +149,9 @@ class StrictBody(RequestModel):
                     err = PydanticCustomError("camel_case_key", "camelCase names are not accepted; use `{snake}`",
                                               {"snake": snake, "issue_code": "CAMEL_CASE_KEY"})
                 else:
-                    err = PydanticCustomError(e["type"], e["msg"].replace("{", "(").replace("}", ")"),
+                    # pydantic's own error type and message, re-raised (not a literal template)
+                    err = PydanticCustomError(cast(LiteralString, e["type"]),
+                                              cast(LiteralString, e["msg"].replace("{", "(").replace("}", ")")),
                                               e.get("ctx") or None)
                 rebuilt.append({"type": err, "loc": e["loc"], "input": e.get("input")})
             raise ValidationError.from_exception_data(exc.title, rebuilt) from None
@@ -179,9 +181,11 @@ class OlderCopy(CopyPart):
     hashtags: Hashtags = []
 
 
-PlatformCopy = create_model(  # pyright: ignore[reportCallIssue]  # fields spread from a table: create_model's overloads cannot type them
+# Field tables are typed `dict[str, Any]` so that create_model's overloads take them as field definitions.
+_PLATFORM_COPY_FIELDS: dict[str, Any] = {k: (Copy | None, None) for k in PLATFORM_KEYS}
+PlatformCopy = create_model(
     "PlatformCopy", __base__=CopyPart, __doc__="Copy per platform key; a platform without copy is omitted or null.",
-    **{k: (Copy | None, None) for k in PLATFORM_KEYS},
+    **_PLATFORM_COPY_FIELDS,
 )
 
 BrandId = Annotated[str, PathParam("Brand ID, from get_context.")]
@@ -200,7 +204,8 @@ _RELEASED_FIELDS: dict[str, Any] = {
     "single_copy": (Copy | None, Field(None, description="Used only when copy_mode is single.")),
     "intended_integration_ids": (id_set(INTENDED_MAX, "Integrations of this brand the draft is meant for: up to "
                                                       "20, unique, ascending."), []),
-    "thumbnail_media_id": (Id | None, Field(None, description="A ready media item of this brand.")),
+    # Optional[]: pyright does not apply `|` to an Annotated alias used as a value
+    "thumbnail_media_id": (Optional[Id], Field(None, description="A ready media item of this brand.")),  # noqa: UP045
 }
 
 
@@ -263,26 +268,31 @@ class OlderCopyOut(_Out):
     hashtags: list[str]
 
 
-PlatformCopyOut = create_model(  # pyright: ignore[reportCallIssue]  # fields spread from a table: create_model's overloads cannot type them
+_PLATFORM_COPY_OUT_FIELDS: dict[str, Any] = {k: (CopyOut, only_when_set()) for k in PLATFORM_KEYS}
+PlatformCopyOut = create_model(
     "PlatformCopyOut", __base__=_Out, __doc__="Only the platforms that have copy are present.",
-    **{k: (CopyOut, only_when_set()) for k in PLATFORM_KEYS},
+    **_PLATFORM_COPY_OUT_FIELDS,
 )
 
 
 class XSettingsOut(XSettings):
-    thread_parts: list[XThreadPart] = only_when_set("Present only for an item that has a thread.")
+    thread_parts: list[XThreadPart] = only_when_set(  # pyright: ignore[reportIncompatibleVariableOverride]  # never null in a response: absent instead
+        "Present only for an item that has a thread.")
 
 
 class BlueskySettingsOut(BlueskySettings):
-    thread_parts: list[BlueskyThreadPart] = only_when_set("Present only for an item that has a thread.")
+    thread_parts: list[BlueskyThreadPart] = only_when_set(  # pyright: ignore[reportIncompatibleVariableOverride]  # never null in a response: absent instead
+        "Present only for an item that has a thread.")
 
 
 class MastodonSettingsOut(MastodonSettings):
-    thread_parts: list[XThreadPart] = only_when_set("Present only for an item that has a thread.")
+    thread_parts: list[XThreadPart] = only_when_set(  # pyright: ignore[reportIncompatibleVariableOverride]  # never null in a response: absent instead
+        "Present only for an item that has a thread.")
 
 
 class ThreadsSettingsOut(ThreadsSettings):
-    thread_parts: list[ThreadsThreadPart] = only_when_set("Present only for an item that has a thread.")
+    thread_parts: list[ThreadsThreadPart] = only_when_set(  # pyright: ignore[reportIncompatibleVariableOverride]  # never null in a response: absent instead
+        "Present only for an item that has a thread.")
 
 
 SETTINGS_OUT: dict[str, type[Settings]] = {
@@ -296,32 +306,36 @@ _SETTINGS_OUT_FIELDS: dict[str, Any] = {
        for k in OPTIONAL_SETTINGS_KEYS},
 }
 
-ContentItem = create_model(  # pyright: ignore[reportCallIssue]  # fields spread from a table: create_model's overloads cannot type them
-    "ContentItem", __base__=_Out, __doc__="A content item (draft), released shape.",
-    id=(str, ...), brand_id=(str, ...), name=(str, ...),
-    label_ids=(list[str], ...),
-    thumbnail_media_id=(str | None, ...),
-    thumbnail_timestamp=(float, ...),
-    intended_integration_ids=(list[str], ...),
-    copy_mode=(Literal["single", "per_platform"], ...),
-    single_copy=(CopyOut | None, ...),
-    platform_copy=(PlatformCopyOut | None, ...),
+_CONTENT_ITEM_FIELDS: dict[str, Any] = {
+    "id": (str, ...), "brand_id": (str, ...), "name": (str, ...),
+    "label_ids": (list[str], ...),
+    "thumbnail_media_id": (str | None, ...),
+    "thumbnail_timestamp": (float, ...),
+    "intended_integration_ids": (list[str], ...),
+    "copy_mode": (Literal["single", "per_platform"], ...),
+    "single_copy": (CopyOut | None, ...),
+    "platform_copy": (PlatformCopyOut | None, ...),
     **_SETTINGS_OUT_FIELDS,
-    created_at=(str, ...), updated_at=(str, ...),
-)
+    "created_at": (str, ...), "updated_at": (str, ...),
+}
+ContentItem = create_model(
+    "ContentItem", __base__=_Out, __doc__="A content item (draft), released shape.", **_CONTENT_ITEM_FIELDS)
 
-OlderContentItem = create_model(  # pyright: ignore[reportCallIssue]  # fields spread from a table: create_model's overloads cannot type them
+_OLDER_CONTENT_ITEM_FIELDS: dict[str, Any] = {
+    "id": (str, ...), "brand_id": (str, ...), "name": (str, ...), "created_by": (str, ...),
+    "label_ids": (list[str], ...),
+    "thumbnail_timestamp": (float, ...),
+    "copy_mode": (Literal["single", "per_platform"], ...),
+    "single_copy": (OlderCopyOut | None, ...),
+    "platform_copy": (PlatformCopyOut | None, ...),
+    **_SETTINGS_OUT_FIELDS,
+    "created_at": (str, ...), "updated_at": (str, ...),
+}
+OlderContentItem = create_model(
     "OlderContentItem", __base__=_Out,
     __doc__="A content item in the older shape: created_by; no thumbnail_media_id, intended_integration_ids or "
             "single_copy title.",
-    id=(str, ...), brand_id=(str, ...), name=(str, ...), created_by=(str, ...),
-    label_ids=(list[str], ...),
-    thumbnail_timestamp=(float, ...),
-    copy_mode=(Literal["single", "per_platform"], ...),
-    single_copy=(OlderCopyOut | None, ...),
-    platform_copy=(PlatformCopyOut | None, ...),
-    **_SETTINGS_OUT_FIELDS,
-    created_at=(str, ...), updated_at=(str, ...),
+    **_OLDER_CONTENT_ITEM_FIELDS,
 )
 
 
@@ -336,7 +350,7 @@ class CreateLinks(_Out):
 
 
 class CreatedContentItem(_Out):
-    content_item: ContentItem  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    content_item: ContentItem  # pyright: ignore[reportInvalidTypeForm]  # a model built by create_model
     outcome: Literal["created"]
     intended_integration_ids: list[str]
     next_actions: list[PreflightNextAction]
@@ -350,7 +364,7 @@ class ContentItemLinks(_Out):
 
 
 class ContentItemRead(_Out):
-    content_item: ContentItem  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    content_item: ContentItem  # pyright: ignore[reportInvalidTypeForm]  # a model built by create_model
     links: ContentItemLinks
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -19,7 +19,8 @@ SNIPPET_TEXT_MAX = 10_000
 IDEA_NAME_MAX = 500
 IDEA_DESCRIPTION_MAX = 10_000
 IDEA_LABELS_MAX = 50
-IDEA_STATUSES = ("new", "in_progress", "used")
+IdeaStatus = Literal["new", "in_progress", "used"]
+IDEA_STATUSES: tuple[str, ...] = get_args(IdeaStatus)
 
 Color = Annotated[str, Field(max_length=LABEL_COLOR_MAX, pattern=r"^#(?:[0-9A-Fa-f]{3,4}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$",
                              description="Hex colour, e.g. #C8A27A.")]
@@ -118,7 +119,6 @@ class SnippetPath(StrictBody):
 IdeaName = Annotated[str, Field(max_length=IDEA_NAME_MAX)]
 IdeaDescription = Annotated[str, Field(max_length=IDEA_DESCRIPTION_MAX)]
 IdeaType = Annotated[str, Field(min_length=1, max_length=50, description="e.g. post, reel, story.")]
-IdeaStatus = Literal[IDEA_STATUSES]
 
 
 IdeaLabels = Annotated[list[Annotated[str, Field(min_length=1, max_length=LABEL_NAME_MAX)]],

@@ -77,7 +77,7 @@ class RepairDerivativeRequest(RequestModel):
     brand_id: BrandId
     media_id: MediaId
     integration_id: Id = Field(description="As in the repair option.")
-    platform: PlatformKey = Field(description="As in the repair option.")
+    platform: PlatformKey = Field(description="As in the repair option.")  # pyright: ignore[reportInvalidTypeForm]  # a Literal of values read from the platform registry at import
     post_type: str = Field(min_length=1, max_length=40, pattern=r"^[A-Z][A-Z0-9_]*$",
                            description="As in the repair option.")
     mode: RepairMode = Field(description="As in the repair option.")

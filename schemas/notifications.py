@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
@@ -48,8 +48,9 @@ class NotificationPage(_Out):
 
 
 # The eight booleans, all present (responses) ...
-EmailNotifications = create_model(  # pyright: ignore[reportCallIssue]  # fields spread from a table: create_model's overloads cannot type them
-    "EmailNotifications", __base__=_Out, **{c: (bool, ...) for c in CATEGORIES})
+# Field tables are typed `dict[str, Any]` so that create_model's overloads take them as field definitions.
+_FIELDS: dict[str, Any] = {c: (bool, ...) for c in CATEGORIES}
+EmailNotifications = create_model("EmailNotifications", __base__=_Out, **_FIELDS)
 
 
 def _no_default(schema: dict) -> None:
@@ -72,9 +73,8 @@ class _PatchBase(BaseModel):
 
 
 # ... and any of them (PATCH input). An omitted key keeps its current value.
-EmailNotificationsPatch = create_model(  # pyright: ignore[reportCallIssue]  # fields spread from a table: create_model's overloads cannot type them
-    "EmailNotificationsPatch", __base__=_PatchBase,
-    **{c: (bool, Field(default=None, json_schema_extra=_no_default)) for c in CATEGORIES})
+_PATCH_FIELDS: dict[str, Any] = {c: (bool, Field(default=None, json_schema_extra=_no_default)) for c in CATEGORIES}
+EmailNotificationsPatch = create_model("EmailNotificationsPatch", __base__=_PatchBase, **_PATCH_FIELDS)
 
 
 class SettingsBrand(_Out):
@@ -90,18 +90,18 @@ class OverrideRecord(_Out):
     workspace_id: str
     brand_id: str
     is_active: bool
-    email_notifications: EmailNotifications  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    email_notifications: EmailNotifications  # pyright: ignore[reportInvalidTypeForm]  # a model built by create_model
     created_at: str
     updated_at: str
 
 
 class NotificationSettings(_Out):
     brand: SettingsBrand
-    account_settings: EmailNotifications  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
-    effective_settings: EmailNotifications  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    account_settings: EmailNotifications  # pyright: ignore[reportInvalidTypeForm]  # a model built by create_model
+    effective_settings: EmailNotifications  # pyright: ignore[reportInvalidTypeForm]  # a model built by create_model
     override_record: OverrideRecord | None = Field(
         description="This user's override for the brand, kept (is_active false) after a revert; null if never set.")
-    override_settings: EmailNotifications | None = Field(  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    override_settings: EmailNotifications | None = Field(  # pyright: ignore[reportInvalidTypeForm]  # a model built by create_model
         description="The override's preferences while it is active; null while the account defaults apply.")
     is_inherited: bool = Field(description="True while the account defaults apply (no active override).")
 
@@ -124,4 +124,4 @@ class BrandPath(RequestModel):
 
 class UpdateSettingsRequest(RequestModel):
     brand_id: BrandId
-    email_notifications: EmailNotificationsPatch  # pyright: ignore[reportInvalidTypeForm]  # an Annotated type built by a function (constrained field)
+    email_notifications: EmailNotificationsPatch  # pyright: ignore[reportInvalidTypeForm]  # a model built by create_model

@@ -50,7 +50,7 @@ class Plan:
         return any(p.amount_cents > 0 for p in self.prices)
 
 
-def _limits(accounts: int, networks: int, media_items: int, media_gib: int) -> dict[str, int]:
+def _limits(accounts: int, networks: int, media_items: int, media_gib: int) -> dict[str, int | None]:
     return {"social_accounts": accounts, "networks_per_brand": networks, "media_items_per_brand": media_items,
             "media_storage_bytes_per_brand": media_gib * GIB}
 
@@ -91,7 +91,7 @@ def plans_with(feature: str) -> list[str]:
 
 def upgrade_choices(limit: str, at_least: int) -> list[str]:
     """Sold plans whose `limit` allows `at_least`, cheapest first (the catalogue is ordered by price)."""
-    return [p.id for p in PLANS if p.sold and (p.limits[limit] is None or p.limits[limit] >= at_least)]
+    return [p.id for p in PLANS if p.sold and ((n := p.limits[limit]) is None or n >= at_least)]
 
 
 # -- response models ---------------------------------------------------------------------------------------

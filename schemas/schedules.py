@@ -7,7 +7,7 @@ provider errors: a target's failure text is only the service's own safe `failure
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 from pydantic_core import PydanticCustomError
@@ -59,19 +59,20 @@ class RescheduleRequest(ConfirmRequest):
 
 
 # `from` is a Python keyword, so this model is built with create_model; read it with getattr(req, "from").
-ListSchedulesRequest = create_model(
-    "ListSchedulesRequest", __base__=RequestModel,
-    brand_id=(BrandId, ...),
-    **{"from": (str, QueryParam(..., "Window start, inclusive (UTC, e.g. 2026-03-01T00:00:00.000Z).",
-                                     max_length=64))},
-    to=(str, QueryParam(..., f"Window end (exclusive): after from, at most {WINDOW_MAX_DAYS} days after it.",
-                        max_length=64)),
-    limit=(int, QueryParam(LIST_DEFAULT, f"Items per page, 1 to {LIST_MAX}.", ge=1, le=LIST_MAX)),
-    cursor=(str | None, QueryParam(None, "next_cursor of the previous page (same filters).",
-                                         max_length=400)),
-    label=(Id | None, QueryParam(None, "Only Schedules whose content carries this label ID.")),
-    order_direction=(Literal["asc", "desc"], QueryParam("asc", "asc (default): earliest first; desc: latest first.")),
-)
+# (A `dict[str, Any]` table, so that create_model's overloads take it as field definitions.)
+_LIST_SCHEDULES_FIELDS: dict[str, Any] = {
+    "brand_id": (BrandId, ...),
+    "from": (str, QueryParam(..., "Window start, inclusive (UTC, e.g. 2026-03-01T00:00:00.000Z).", max_length=64)),
+    "to": (str, QueryParam(..., f"Window end (exclusive): after from, at most {WINDOW_MAX_DAYS} days after it.",
+                           max_length=64)),
+    "limit": (int, QueryParam(LIST_DEFAULT, f"Items per page, 1 to {LIST_MAX}.", ge=1, le=LIST_MAX)),
+    "cursor": (str | None, QueryParam(None, "next_cursor of the previous page (same filters).", max_length=400)),
+    # Optional[]: pyright does not apply `|` to an Annotated alias used as a value
+    "label": (Optional[Id], QueryParam(None, "Only Schedules whose content carries this label ID.")),  # noqa: UP045
+    "order_direction": (Literal["asc", "desc"],
+                        QueryParam("asc", "asc (default): earliest first; desc: latest first.")),
+}
+ListSchedulesRequest = create_model("ListSchedulesRequest", __base__=RequestModel, **_LIST_SCHEDULES_FIELDS)
 
 
 # -- responses --------------------------------------------------------------------------------------------------

@@ -54,10 +54,10 @@ def setting(default: Any = None, doc: str = "", *, shown: str | None = None, env
     """A field of `Settings`: `doc` and `shown` (the default as the README table shows it, markdown; unset: the
     default in backticks) feed the generated table; `env` names a variable other than `SOCIALPUB_<FIELD>` (kept for settings named before the model)."""
     extra: dict[str, Any] = {"doc": doc, "shown": shown}
-    alias = {"validation_alias": AliasChoices(env)} if env else {}
+    alias = AliasChoices(env) if env else None  # None: the prefixed field name, as when unset
     if default_factory is not None:
-        return Field(default_factory=default_factory, json_schema_extra=extra, **alias)
-    return Field(default, json_schema_extra=extra, **alias)
+        return Field(default_factory=default_factory, json_schema_extra=extra, validation_alias=alias)
+    return Field(default, json_schema_extra=extra, validation_alias=alias)
 
 
 S3_EXTRA_MISSING = ("SOCIALPUB_MEDIA_STORE names an S3 store but boto3 is not installed: "

@@ -146,7 +146,8 @@ class DynamicOptions(_Out):
     brand_id: str
     integration_id: str
     platform: str
-    kind: DynamicOptionsKind = Field(description="`creator_privacy_levels` (TikTok) or `pinterest_boards` (Pinterest).")
+    kind: DynamicOptionsKind = Field(  # pyright: ignore[reportInvalidTypeForm]  # a Literal of values read from the platform registry at import
+        description="`creator_privacy_levels` (TikTok) or `pinterest_boards` (Pinterest).")
     options: Annotated[list[Option], Field(max_length=MAX_OPTIONS)]
     # Present only for the kind that has it (absent, never null), as the spec's optional platform fields are.
     constraints: PrivacyConstraints = Field(

@@ -277,7 +277,8 @@ def dialled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every address a TCP connection was opened to (httpcore's own backend, which the address policy's transport
     uses): tests/providers/test_addresses.py and tests/networks/test_rebinding.py assert what was never dialled."""
     seen: list[str] = []
-    original = httpcore.AnyIOBackend.connect_tcp
+    # pyright reads httpcore's stand-in AnyIOBackend (declared for when anyio is missing); anyio is installed
+    original = httpcore.AnyIOBackend.connect_tcp  # pyright: ignore[reportAttributeAccessIssue]  # see above
 
     async def spy(self, host, port, *args, **kwargs):
         seen.append(host)

@@ -5,7 +5,7 @@ and areas import each other without a cycle."""
 from __future__ import annotations
 
 import ast
-import importlib
+import importlib.util
 import pkgutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -160,7 +160,9 @@ def area_cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
     modules = {m: {t for t in ts if _area_of(t)} for m, ts in graph.items() if _area_of(m)}
     areas_graph: dict[str, set[str]] = {}
     for m, ts in modules.items():
-        areas_graph.setdefault(_area_of(m), set()).update(_area_of(t) for t in ts if _area_of(t) != _area_of(m))
+        own = _area_of(m)
+        assert own is not None  # `modules` holds area modules only
+        areas_graph.setdefault(own, set()).update(a for t in ts if (a := _area_of(t)) is not None and a != own)
     return cycles(modules) + cycles(areas_graph)
 
 

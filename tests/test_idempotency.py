@@ -25,6 +25,7 @@ class ProbeRequest(RequestModel):
 async def _create(call: Call, req: ProbeRequest) -> dict:
     assert call.caller is not None
     ws = await call.session.get(Workspace, call.caller.workspace_id)
+    assert ws is not None
     if req.name == "fail":
         raise ApiError("DOMAIN_VALIDATION_FAILED", "probe refuses 'fail'")
     brand = await operator.create_brand(call.session, call.now, ws, req.name)

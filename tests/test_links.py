@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from schemas.envelope import Link
@@ -33,6 +35,7 @@ def test_links_to_is_link_for_each_value():
         make = links_to(name, last, brand_id="brd_01J0000000000000000000000A")
         for value in ("ci_01J0000000000000000000000B", "ci_01J0000000000000000000000C"):
             made = make(value)
-            assert made == link(name, brand_id="brd_01J0000000000000000000000A", **{last: value})
-            assert list(made) == list(link(name, brand_id="brd_01J0000000000000000000000A", **{last: value}))
+            params: dict[str, Any] = {"brand_id": "brd_01J0000000000000000000000A", last: value}
+            assert made == link(name, **params)
+            assert list(made) == list(link(name, **params))
         assert make("a")["required_scopes"] is not make("b")["required_scopes"]  # each link its own list

@@ -82,7 +82,8 @@ def project_names(trees: list[ast.Module]) -> set[str]:
                         for target in targets:
                             if isinstance(target, ast.Name):
                                 names.add(target.id)
-                                if target.id == "__slots__" and isinstance(stmt.value, (ast.Tuple, ast.List)):
+                                if (target.id == "__slots__" and isinstance(stmt, ast.Assign)
+                                        and isinstance(stmt.value, (ast.Tuple, ast.List))):
                                     names.update(e.value for e in stmt.value.elts
                                                  if isinstance(e, ast.Constant) and isinstance(e.value, str))
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
@@ -113,7 +114,7 @@ def check_tree(tree: ast.Module, path: str, own: set[str]) -> list[Violation]:
     found: list[Violation] = []
     imported, stdlib = _imported_names(tree, _third_party), _imported_names(tree, _stdlib)
 
-    def attribute(node: ast.AST, base: ast.expr, name: str) -> None:
+    def attribute(node: ast.expr, base: ast.expr, name: str) -> None:
         if not _private(name) or name in PUBLIC_UNDERSCORE_NAMES:
             return
         text = f"{ast.unparse(base)}.{name}"

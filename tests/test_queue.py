@@ -118,7 +118,7 @@ async def test_worker_runs_handlers_and_retries(env, monkeypatch) -> None:
     by_kind = {j.kind: j for j in await jobs(env)}
     assert by_kind["transient"].status == "queued" and by_kind["transient"].last_error == "not yet"
     assert by_kind["broken"].status == "queued"  # unexpected errors retry too, until max_attempts
-    assert "ValueError" in by_kind["broken"].last_error
+    assert "ValueError" in (by_kind["broken"].last_error or "")
     env.clock.advance(seconds=2)
     await w.run_once()
     assert {j.kind: j.status for j in await jobs(env)}["transient"] == "done"

@@ -54,19 +54,19 @@ def older_brand(brand: Brand) -> dict:
     }
 
 
-async def list_brands(call: Call, req: ListBrandsRequest) -> Reply:
+async def list_brands(call: Call, req: ListBrandsRequest) -> Reply[list[out.Brand]]:
     caller = call.caller
     assert caller is not None
     query = select(Brand).where(Brand.workspace_id == caller.workspace_id)
     if caller.brand_ids is not None:
         query = query.where(col(Brand.id).in_(sorted(caller.brand_ids)))
     rows, pagination = await older_page(call.session, query.order_by(col(Brand.created_at), Brand.id), req.page, req.limit)
-    return Reply(data=[older_brand(b) for b in rows], pagination=pagination)
+    return Reply(data=[out.Brand.model_validate(older_brand(b)) for b in rows], pagination=pagination)
 
 
-async def get_brand(call: Call, req: BrandPath) -> dict:
+async def get_brand(call: Call, req: BrandPath) -> out.Brand:
     assert call.brand is not None
-    return older_brand(call.brand)
+    return out.Brand.model_validate(older_brand(call.brand))
 
 
 ENDPOINTS = [

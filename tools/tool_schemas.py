@@ -240,7 +240,7 @@ def listed_input_schema(ep: Endpoint) -> dict[str, Any]:
             props[name]["additionalProperties"] = next(iter(keys.values()))
         elif keys:
             props[name]["properties"] = keys
-        elif "array" in _types(prop, defs) or []:
+        elif "array" in (_types(prop, defs) or []):
             item = _shape(_resolve(prop, defs).get("items", {}), defs)
             if item:
                 props[name]["items"] = item

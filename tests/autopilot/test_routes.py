@@ -7,7 +7,7 @@ from datetime import date
 from typing import Any
 
 import pytest
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas.ids import new_id
 from storage.tables.autopilot import AutopilotItem, AutopilotPlan, AutopilotRegeneration, AutopilotWeek
@@ -52,7 +52,7 @@ async def week_items(env, plan_id: str, week_number: int) -> list[AutopilotItem]
     async with env.db.session(write=False) as s:
         return list((await s.exec(select(AutopilotItem).where(AutopilotItem.plan_id == plan_id,
                                                                AutopilotItem.week_number == week_number)
-                                  .order_by(AutopilotItem.position))).all())
+                                  .order_by(col(AutopilotItem.position)))).all())
 
 
 def item_url(brand_id: str, week: int, item_id: str, action: str) -> str:
@@ -395,7 +395,9 @@ async def test_builtin_generator_is_deterministic_and_uses_brand_voice(world) ->
 async def test_create_plan_rules(world) -> None:
     env = world.env
     async with env.db.session(write=True) as s:
-        for kwargs in ({"weeks": 0}, {"weeks": 53}, {"items_per_week": 15}, {"starts_on": date(2026, 3, 10)}):
+        refused: list[dict[str, Any]] = [{"weeks": 0}, {"weeks": 53}, {"items_per_week": 15},
+                                         {"starts_on": date(2026, 3, 10)}]
+        for kwargs in refused:
             with pytest.raises(autopilot.AutopilotError):
                 await autopilot.create_plan(s, env.clock.now(), world.brand_a, **kwargs)
         plan, weeks = await autopilot.create_plan(s, env.clock.now(), world.brand_a, weeks=2)

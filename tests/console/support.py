@@ -26,8 +26,13 @@ def client(env: Any, base_url: str = "http://testserver") -> httpx.AsyncClient:
 
 
 def csrf_of(html: str) -> str:
-    found = re.search(r'name="csrf" value="([^"]+)"', html)
-    assert found, "the page has no CSRF field"
+    return value_of(html, "csrf")
+
+
+def value_of(html: str, name: str) -> str:
+    """The value of the page's input field `name` (as written in the HTML: entities not decoded)."""
+    found = re.search(f'name="{name}" value="([^"]+)"', html)
+    assert found, f"the page has no {name} field"
     return found.group(1)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import re
 import secrets
 from collections.abc import AsyncIterator
 from urllib.parse import parse_qs, urlsplit
@@ -15,7 +14,7 @@ import httpx
 import pytest
 
 from tests.conftest import _env
-from tests.console.support import csrf_of, make_user, sign_in
+from tests.console.support import csrf_of, make_user, sign_in, value_of
 from tests.mcp.support import envelope, http_client, serving
 
 pytestmark = pytest.mark.anyio
@@ -85,7 +84,7 @@ async def test_mcp_authorization_end_to_end(oenv) -> None:
         assert bounced.status_code == 303 and "/console/sign-in?next=" in bounced.headers["location"]
         page = await browser.get(bounced.headers["location"])
         assert 'name="next"' in page.text
-        next_value = re.search(r'name="next" value="([^"]+)"', page.text).group(1).replace("&amp;", "&")
+        next_value = value_of(page.text, "next").replace("&amp;", "&")
         signed = await browser.post("/console/sign-in", data={"csrf": csrf_of(page.text), "email": "admin@a.example",
                                                               "password": "correct horse battery staple",
                                                               "next": next_value})
@@ -93,7 +92,7 @@ async def test_mcp_authorization_end_to_end(oenv) -> None:
         consent = await browser.get(consent_path)
         assert consent.status_code == 200 and "Test agent" in consent.text and "posts:read" in consent.text
         assert "form-action 'self' http://127.0.0.1:9" in consent.headers["content-security-policy"]
-        request_token = re.search(r'name="request" value="([^"]+)"', consent.text).group(1)
+        request_token = value_of(consent.text, "request")
         answer = await browser.post("/console/oauth/consent", data={
             "csrf": csrf_of(consent.text), "request": request_token, "decision": "allow",
             "scopes": ["brands:read", "posts:read"], "restrict": "1", "brand_ids": [brand.id]})
@@ -162,7 +161,7 @@ async def test_mcp_authorization_end_to_end(oenv) -> None:
         consent = await browser.get(start.headers["location"].removeprefix(PUBLIC))
         denied = await browser.post("/console/oauth/consent", data={
             "csrf": csrf_of(consent.text), "decision": "deny",
-            "request": re.search(r'name="request" value="([^"]+)"', consent.text).group(1)})
+            "request": value_of(consent.text, "request")})
         assert denied.status_code == 303 and "error=access_denied" in denied.headers["location"]
         # and a consent without the CSRF token changes nothing
         assert (await browser.post("/console/oauth/consent", data={"decision": "allow"})).status_code == 403
@@ -184,7 +183,7 @@ async def test_a_member_cannot_grant_what_the_role_lacks(oenv) -> None:
         assert "your role cannot grant it" in consent.text
         refused = await browser.post("/console/oauth/consent", data={
             "csrf": csrf_of(consent.text), "decision": "allow", "restrict": "0",
-            "request": re.search(r'name="request" value="([^"]+)"', consent.text).group(1),
+            "request": value_of(consent.text, "request"),
             "scopes": ["posts:read", "publish:execute"]})
         assert refused.status_code == 403 and "publish:execute" in refused.text
 

@@ -5,7 +5,6 @@ resource at the token endpoint (RFC 8707 §2.2). Refusals are checked to change 
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,7 +16,7 @@ from sqlmodel import select
 
 from storage.tables.oauth import OAuthSpentToken
 from tests.conftest import _env
-from tests.console.support import csrf_of, make_user, sign_in
+from tests.console.support import csrf_of, make_user, sign_in, value_of
 from tests.console.test_oauth import PUBLIC, REDIRECT, pkce
 from tests.mcp.support import serving
 from tools import retention
@@ -59,7 +58,7 @@ class Session:
         assert consent.status_code == 200, consent.text
         answer = await self.browser.post("/console/oauth/consent", data={
             "csrf": csrf_of(consent.text), "decision": "allow", "scopes": ["brands:read"], "restrict": "0",
-            "request": re.search(r'name="request" value="([^"]+)"', consent.text).group(1)})
+            "request": value_of(consent.text, "request")})
         assert answer.status_code == 303, answer.text
         return parse_qs(urlsplit(answer.headers["location"]).query)["code"][0], verifier
 

@@ -16,7 +16,16 @@ from storage.tables.console import ConsoleSession
 from storage.tables.integrations import Integration
 from storage.tables.notifications import Notification
 from storage.tables.publishing import Schedule
-from tests.console.support import PASSWORD, client, csrf_of, held_schedule, make_user, sign_in, signed_in
+from tests.console.support import (
+    PASSWORD,
+    client,
+    csrf_of,
+    held_schedule,
+    make_user,
+    sign_in,
+    signed_in,
+    value_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -176,8 +185,7 @@ async def test_approval_needs_the_publish_authority(env) -> None:
     admin = await signed_in(env, "admin@a.example")
     page = await admin.get(f"/console/brands/{brand.id}/schedules/{sid}")
     assert "/approve" in page.text and "Ready: nothing blocks it." in page.text
-    form = {"csrf": csrf_of(page.text), "idempotency_key": re.search(r'name="idempotency_key" value="([^"]+)"',
-                                                                      page.text).group(1)}
+    form = {"csrf": csrf_of(page.text), "idempotency_key": value_of(page.text, "idempotency_key")}
     ok = await admin.post(f"/console/brands/{brand.id}/schedules/{sid}/approve", data=form)
     assert ok.status_code == 303 and ok.headers["location"].endswith("notice=approved")
     again = await admin.post(f"/console/brands/{brand.id}/schedules/{sid}/approve", data=form)
@@ -234,7 +242,9 @@ async def test_keys_created_in_the_console_work_are_bounded_and_revocable(env) -
     handed_over = admin.cookies.get("socialpub_console_new_key")
     shown = await admin.get(created.headers["location"])
     assert shown.status_code == 200 and shown.headers["cache-control"] == "no-store"
-    secret = re.search(r'value="(socialpub_live_[^"]+)"', shown.text).group(1)
+    shown_key = re.search(r'value="(socialpub_live_[^"]+)"', shown.text)
+    assert shown_key, shown.text
+    secret = shown_key.group(1)
     assert "Key “Agent” created" in shown.text
     reload = await admin.get("/console/keys")  # a reload neither shows the secret nor creates another key
     assert reload.text.count(secret) == 0 and "Key “Agent” created" not in reload.text

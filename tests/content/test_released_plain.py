@@ -43,6 +43,7 @@ def stdlib(data):  # Starlette's JSONResponse
 def test_equals_the_model_dump(changes, labels):
     it = item(**changes)
     plain = released_plain(it, labels)
+    assert plain is not None
     model = released(it, labels).model_dump(mode="json", by_alias=True)
     assert plain == model
     assert list(plain) == list(model)

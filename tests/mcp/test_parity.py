@@ -68,6 +68,7 @@ async def _both(world: Any, ep: Any, key: str | None, args: dict[str, Any]) -> i
     mcp = envelope(result)
     if not result.is_error:  # a success validates against the lean schema the tool lists
         listed = mcp_tools.specs()[ep.name].tool.output_schema
+        assert listed is not None, ep.name
         assert not [e.message for e in Draft202012Validator(listed).iter_errors(mcp)], ep.name
     assert _without_request_id(mcp) == _without_request_id(rest.json()), (ep.name, key and "key", args)
     assert result.is_error is (rest.status_code >= 400)

@@ -6,6 +6,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, NoReturn
 
 import pytest
 
@@ -14,7 +15,7 @@ from tests.networks.pds import BlueskyAccount, Pds, PdsFailed, PdsUnavailable, s
 from tests.providers.descriptions import described_requests  # noqa: F401 - autouse: every captured request checked
 
 
-def _unavailable(reason: str) -> None:
+def _unavailable(reason: str) -> NoReturn:
     """Skip with the reason, or fail when CI demands the PDS (CI set and SOCIALPUB_REQUIRE_PDS=1)."""
     if os.environ.get("CI") and os.environ.get("SOCIALPUB_REQUIRE_PDS") == "1":
         pytest.fail(f"{reason} (SOCIALPUB_REQUIRE_PDS=1: the Bluesky tests must run in CI)", pytrace=False)
@@ -70,7 +71,7 @@ class MediaServer:
                 self.end_headers()
                 self.wfile.write(found[1])
 
-            def log_message(self, *args: object) -> None:
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -102,7 +102,7 @@ class Flow:
                                   scheduled_at=(when + timedelta(minutes=5)).isoformat().replace("+00:00", "Z"),
                                   integration_ids=integration_ids, approval_status="approved")
         self.bodies.append(str(out.body))
-        assert out.status == 201, out.body
+        assert out.status == 201 and out.body is not None, out.body
         return out.body["data"]["schedule"]["id"]
 
     async def outcome(self, schedule_id: str) -> dict[str, Any]:

@@ -66,6 +66,7 @@ async def test_threads_connect_exchanges_for_a_long_lived_token(env) -> None:
         assert me.calls[0].request.headers["authorization"] == f"Bearer {LONG}"
     row = await _row(env, "threads")
     creds = vault.open_credentials(env.rt.settings, row.credentials)
+    assert creds is not None
     assert row.provider_account_id == "25000000000000001" and row.username == "roastery"
     assert creds["access_token"] == LONG and creds["expires_at"] and creds["client_secret"] == SECRET
     assert_no_secrets([done.text, json.dumps(row.credentials)], [SECRET, SHORT, LONG])
@@ -90,8 +91,9 @@ async def test_facebook_pages_are_candidates_and_the_selected_page_publishes(env
     assert done.status_code == 200 and "connected" in done.text, done.text
     row = await _row(env, "facebook")
     creds = vault.open_credentials(env.rt.settings, row.credentials)
+    assert creds is not None
     assert row.provider_account_id == "101" and creds["page_tokens"] == {"101": PAGE_A, "102": PAGE_B}
-    assert [c["id"] for c in row.provider_state["candidates"]] == ["101", "102"]
+    assert row.provider_state is not None and [c["id"] for c in row.provider_state["candidates"]] == ["101", "102"]
     assert PAGE_A not in json.dumps(row.credentials) and PAGE_A not in done.text
 
     chosen = await networks.select_account(env.rt, row.id, "102")
@@ -131,6 +133,7 @@ async def test_linkedin_without_refresh_token_gets_a_notice_then_expires(env) ->
         assert acls.calls[0].request.headers["linkedin-version"] == linkedin.VERSION
     row = await _row(env, "linkedin")
     creds = vault.open_credentials(env.rt.settings, row.credentials)
+    assert creds is not None
     assert row.provider_account_id == "urn:li:person:782bbtaQ" and "refresh_token" not in creds
 
     async def notes() -> list[Notification]:

@@ -71,7 +71,7 @@ async def test_publish_thread_as_replies_and_idempotency_key_dedupes(mastodon_se
                thread_parts=[{"text": "part two", "media": []}, {"text": "part three", "media": []}])
     first = await provider.publish(account(mastodon_server), req)
     again = await provider.publish(account(mastodon_server), req)  # a retry after a lost answer
-    assert again.publish_id == first.publish_id and first.permalink_url.startswith("https://")
+    assert again.publish_id == first.publish_id and (first.permalink_url or "").startswith("https://")
     root = status_of(mastodon_server, first.publish_id)
     assert root["visibility"] == "unlisted" and root["spoiler_text"] == "cw" and root["language"] == "en"
     texts = [s for s in statuses_of_alice(mastodon_server) if "part" in s["content"] or s["id"] == root["id"]]
@@ -151,6 +151,7 @@ async def test_connect_with_access_token_verifies_and_seals(env, mastodon_server
     assert await _integrations(env) == []  # nothing saved
     i = await networks.connect(env.rt, flow.brand.id, "mastodon",
                                {"instance": mastodon_server.base_url, "access_token": MASTODON_TOKEN})
+    assert i.provider_state is not None
     assert (i.provider, i.username, i.provider_state["max_characters"]) == ("mastodon", "alice", 500)
     assert vault.is_sealed(i.credentials) and MASTODON_TOKEN not in str(i.credentials)
     assert vault.open_credentials(env.rt.settings, i.credentials) == {"access_token": MASTODON_TOKEN}
@@ -194,6 +195,7 @@ async def test_oauth_connect_state_is_single_use_matched_and_expires(env, mastod
     assert reused.status_code == 400 and "already used" in reused.text
     [i] = await _integrations(env)
     creds = vault.open_credentials(env.rt.settings, i.credentials)
+    assert creds is not None
     assert i.username == "alice" and creds["access_token"] and creds["access_token"] not in done.text
 
     late = _authorise(mastodon_server, again["authorize_url"])

@@ -59,6 +59,7 @@ def test_status_lists_every_network_with_app_version_scopes_and_redirect(cli) ->
     li = rows["linkedin"]
     assert li["operator_app"] == {"configured": True, "source": "stored", "client_id": "li-app"}
     assert li["api_version"]["version"] == versions.LINKEDIN.version == linkedin.VERSION
+    assert versions.LINKEDIN.sunset is not None
     assert li["api_version"]["sunset"] == versions.LINKEDIN.sunset.isoformat() and not li["api_version"]["expiring"]
     assert li["scopes"] == list(linkedin.SCOPES)  # the adapter's own scopes, one source of truth
     assert li["redirect_uri"] == "https://pub.example/connect/linkedin/callback"

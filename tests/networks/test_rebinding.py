@@ -62,7 +62,7 @@ async def _connected(env, server, dns) -> tuple[Flow, Integration]:
     flow = await Flow(env).setup()
     integration = await networks.connect(env.rt, flow.brand.id, "mastodon",
                                          {"instance": _instance(server), "access_token": MASTODON_TOKEN})
-    assert integration.provider_state["instance"] == _instance(server)
+    assert integration.provider_state is not None and integration.provider_state["instance"] == _instance(server)
     return flow, integration
 
 
@@ -144,5 +144,5 @@ async def test_bluesky_calls_to_a_rebound_pds_send_neither_session_nor_app_passw
         await BlueskyProvider().refresh_credentials(account, datetime.now(UTC))
     for refused in (publishing.value, refreshing.value):
         assert refused.kind == "reauth_required" and refused.category == "private"
-        assert "no credential was sent" in refused.safe_reason
+        assert "no credential was sent" in (refused.safe_reason or "")
     assert dialled == [] and not account.credentials_changed

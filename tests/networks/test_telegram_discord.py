@@ -160,7 +160,7 @@ async def test_discord_webhook_waits_for_the_message_and_uploads_files() -> None
         await provider.publish(dc_account(), PostRequest(platform="discord", post_type="DC_ANNOUNCEMENT", text="x",
                                                          settings={"publish_to_followers": True}))
     assert crosspost.value.kind == "rejected" and "webhook cannot publish to following servers" in \
-        crosspost.value.safe_reason
+        (crosspost.value.safe_reason or "")
 
     with respx.mock() as mock:
         mock.post(DISCORD_ENDPOINT).respond(429, json={"message": "You are being rate limited.", "retry_after": 1.5,
@@ -270,7 +270,7 @@ async def test_worker_stores_rotated_credentials_sealed(env) -> None:
 
     class Rotating(TelegramProvider):
         async def publish(self, account, post):
-            account.update_credentials({**account.credentials, "bot_token": "999:rotated"})
+            account.update_credentials({**(account.credentials or {}), "bot_token": "999:rotated"})
             from providers.base import PostResult
             return PostResult(publish_id="1:1", permalink_url=None)
 
@@ -281,6 +281,7 @@ async def test_worker_stores_rotated_credentials_sealed(env) -> None:
     assert await publishing.publish_due(env.rt, "w1") == 1
     async with env.db.session(write=False) as s:
         row = await s.get(Integration, tg.id)
-    assert vault.is_sealed(row.credentials)
-    assert vault.open_credentials(env.rt.settings, row.credentials)["bot_token"] == "999:rotated"
+    assert row is not None and vault.is_sealed(row.credentials)
+    creds = vault.open_credentials(env.rt.settings, row.credentials)
+    assert creds is not None and creds["bot_token"] == "999:rotated"
     assert env.clock.now() - timedelta(hours=1) < row.updated_at

@@ -64,6 +64,7 @@ async def test_instagram_connect_stores_a_long_lived_token(env) -> None:
             "fb_exchange_token": SHORT}
     row = await _row(env, "instagram")
     creds = vault.open_credentials(env.rt.settings, row.credentials)
+    assert creds is not None
     expires = env.clock.now() + timedelta(seconds=SIXTY_DAYS)
     assert creds["access_token"] == LONG and creds["expires_at"] == iso(expires)  # the long-lived one, 60 days
     # looked at a week ahead of expiry (the adapter's window), not 30 minutes ahead
@@ -79,7 +80,9 @@ async def test_instagram_gets_a_reconnect_notice_when_the_exchange_cannot_extend
     env.clock.advance(days=50)  # 10 days left: not due yet
     assert await tokens.refresh_due(env.rt, "w1") == 0
     env.clock.advance(days=5)  # 5 days left: due; Meta answers the same expiry (nothing gained)
-    left = (await _row(env, "instagram")).refresh_due_at + instagram.REFRESH_AHEAD - env.clock.now()
+    due = (await _row(env, "instagram")).refresh_due_at
+    assert due is not None
+    left = due + instagram.REFRESH_AHEAD - env.clock.now()
     with respx.mock(assert_all_mocked=True) as router:
         again = router.get(f"{instagram.GRAPH_URL}/oauth/access_token").mock(return_value=httpx.Response(
             200, json={"access_token": LONGER, "token_type": "bearer", "expires_in": int(left.total_seconds())}))
@@ -91,8 +94,8 @@ async def test_instagram_gets_a_reconnect_notice_when_the_exchange_cannot_extend
         [notice] = (await s.exec(select(Notification).where(Notification.category == "integration_refresh"))).all()
     assert notice.type == "integration_expiring" and "Reconnect Instagram soon" in notice.title
     row = await _row(env, "instagram")
-    assert row.status == "connected" and vault.open_credentials(env.rt.settings, row.credentials)["access_token"] \
-        == LONGER
+    creds = vault.open_credentials(env.rt.settings, row.credentials)
+    assert row.status == "connected" and creds is not None and creds["access_token"] == LONGER
     assert_no_secrets([notice.message], [SECRET, LONG, LONGER])
 
 

@@ -24,7 +24,7 @@ import httpx
 import pytest
 from cryptography.fernet import Fernet
 from prometheus_client.parser import text_string_to_metric_families
-from sqlmodel import func, select
+from sqlmodel import col, func, select
 
 from providers.sandbox import SandboxLedger
 from schemas.time import SystemClock
@@ -71,9 +71,9 @@ async def published(url: str, ids: list[str]) -> tuple[int, int]:
     try:
         async with db.session(write=False) as s:
             done = (await s.exec(select(func.count()).select_from(Schedule).where(
-                Schedule.id.in_(ids), Schedule.status == "published"))).one()
+                col(Schedule.id).in_(ids), Schedule.status == "published"))).one()
             targets = (await s.exec(select(func.count()).select_from(PublishTarget).where(
-                PublishTarget.schedule_id.in_(ids)))).one()
+                col(PublishTarget.schedule_id).in_(ids)))).one()
         return done, targets
     finally:
         await db.dispose()

@@ -67,8 +67,8 @@ async def test_budget_is_shared_across_replicas(env, storage) -> None:
         assert err["details"]["retry_after_seconds"] == int(refused.headers["retry-after"])
         # many requests in flight at once (more than the database pool holds) neither deadlock nor fail
         crowd = await env.key(ws, name="crowd")
+        results: list[int] = []
         async with anyio.create_task_group() as tg:
-            results: list[int] = []
 
             async def hit(client) -> None:
                 results.append((await client.get("/v1/context", headers=env.auth(crowd))).status_code)
@@ -111,6 +111,7 @@ async def test_memory_counters_keep_fixed_windows_and_stay_bounded(monkeypatch) 
     clock[0] += 4
     assert await limiter.check("key:a") == pytest.approx(6)  # wait until the window opened at 1000 ends
     assert await limiter.check("key:b") is None  # another bucket, its own window
+    assert limiter.item is not None
     key = limiter.item.key_for("key:a")
     assert (await storage.get(key), await storage.get_expiry(key)) == (4, 1010.0)
     clock[0] += 6

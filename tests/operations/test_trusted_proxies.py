@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -26,12 +27,14 @@ def _browser(base: str, source: str) -> httpx.Client:
 
 def _attempt(b: httpx.Client, email: str, password: str, forwarded_for: str) -> int:
     page = b.get("/console/sign-in")
-    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert found, page.text
+    csrf = found.group(1)
     return b.post("/console/sign-in", headers={"X-Forwarded-For": forwarded_for},
                   data={"csrf": csrf, "email": email, "password": password}).status_code
 
 
-def _serve(tmp_path: Path, extra_env: dict[str, str], *flags: str) -> None:
+def _serve(tmp_path: Path, extra_env: dict[str, str], *flags: str) -> Iterator[str]:
     env = cli_env(tmp_path / "home", **extra_env)
     run_cli(env, "init")
     for email in ("admin@a.example", "member@a.example"):

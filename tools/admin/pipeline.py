@@ -164,10 +164,11 @@ async def run_count(session: AsyncSession, brand: Brand) -> int:
         AdminPipelineRun.brand_id == brand.id, AdminPipelineRun.workspace_id == brand.workspace_id))).one()
 
 
-def run_out(run: AdminPipelineRun) -> dict[str, Any]:
+def run_out(run: AdminPipelineRun) -> out.PipelineRun:
     error = {"code": run.error_code, "message": run.error_message or ""} if run.error_code else None
-    return {"id": run.id, "status": run.status, "samples_created": run.samples_created, "error": error,
-            "created_at": iso(run.created_at), "started_at": iso(run.started_at), "finished_at": iso(run.finished_at)}
+    return out.PipelineRun.model_validate({
+        "id": run.id, "status": run.status, "samples_created": run.samples_created, "error": error,
+        "created_at": iso(run.created_at), "started_at": iso(run.started_at), "finished_at": iso(run.finished_at)})
 
 
 async def create_run(session: AsyncSession, now: datetime, brand: Brand, caller: Caller) -> AdminPipelineRun:

@@ -93,7 +93,8 @@ def prospect_links(brand_id: str) -> dict[str, Any]:
             "claim_link": link("create_claim_link", brand_id=brand_id)}
 
 
-def prospect_brand(brand: Brand, prospect: AdminProspect) -> dict[str, Any]:
-    return {**older_brand(brand), "prospect": True, "onboarding_step": prospect.onboarding_step,
-            "config": config(brand, prospect), "colors": list(brand.colors or []),
-            "claimed_at": iso(prospect.claimed_at), "links": prospect_links(brand.id)}
+def prospect_brand(brand: Brand, prospect: AdminProspect) -> out.ProspectBrand:
+    return out.ProspectBrand.model_validate({
+        **older_brand(brand), "prospect": True, "onboarding_step": prospect.onboarding_step,
+        "config": config(brand, prospect), "colors": list(brand.colors or []),
+        "claimed_at": iso(prospect.claimed_at), "links": prospect_links(brand.id)})

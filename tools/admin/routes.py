@@ -8,8 +8,6 @@ writes answer 409. The flow, every choice and every limit: docs/admin.md.
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlmodel import func, select
 
 from schemas import admin as out
@@ -64,7 +62,7 @@ def _url_issue(issues: Issues, path: str, url: str) -> None:
 
 # -- prospects --------------------------------------------------------------------------------------------------
 
-async def create_prospect_brand(call: Call, req: CreateProspectRequest) -> Reply:
+async def create_prospect_brand(call: Call, req: CreateProspectRequest) -> Reply[out.ProspectBrand]:
     caller = call.caller
     assert caller is not None
     if caller.brand_ids is not None:
@@ -87,7 +85,7 @@ async def create_prospect_brand(call: Call, req: CreateProspectRequest) -> Reply
     return Reply(status=201, data=prospect_brand(brand, prospect))
 
 
-async def update_prospect_brand(call: Call, req: UpdateProspectRequest) -> dict[str, Any]:
+async def update_prospect_brand(call: Call, req: UpdateProspectRequest) -> out.ProspectBrand:
     brand = call.brand
     assert brand is not None
     prospect = await find_prospect(call.session, brand, lock=True)
@@ -129,7 +127,7 @@ async def update_prospect_brand(call: Call, req: UpdateProspectRequest) -> dict[
 
 # -- website scans ----------------------------------------------------------------------------------------------
 
-async def start_website_scan(call: Call, req: StartScanRequest) -> Reply:
+async def start_website_scan(call: Call, req: StartScanRequest) -> Reply[out.WebsiteScan]:
     brand = call.brand
     assert brand is not None
     prospect = await find_prospect(call.session, brand, lock=True)
@@ -156,7 +154,7 @@ async def start_website_scan(call: Call, req: StartScanRequest) -> Reply:
     return Reply(status=201, data=await admin_scan.scan_out(call.session, call.rt.settings, scan))
 
 
-async def get_website_scan(call: Call, req: BrandPath) -> dict[str, Any]:
+async def get_website_scan(call: Call, req: BrandPath) -> out.WebsiteScan:
     brand = call.brand
     assert brand is not None
     await find_prospect(call.session, brand)
@@ -169,7 +167,7 @@ async def get_website_scan(call: Call, req: BrandPath) -> dict[str, Any]:
 
 # -- status -----------------------------------------------------------------------------------------------------
 
-async def get_prospect_status(call: Call, req: BrandPath) -> dict[str, Any]:
+async def get_prospect_status(call: Call, req: BrandPath) -> out.ProspectStatus:
     brand = call.brand
     assert brand is not None
     session = call.session
@@ -178,7 +176,7 @@ async def get_prospect_status(call: Call, req: BrandPath) -> dict[str, Any]:
     run = await admin_pipeline.latest_run(session, brand)
     checks = await admin_pipeline.check_samples(session, call.rt.settings, brand)
     claim = await admin_claim.latest_link(session, brand)
-    return {
+    return out.ProspectStatus.model_validate({
         "brand_id": brand.id, "name": brand.name, "prospect": True, "onboarding_step": prospect.onboarding_step,
         "mode": prospect.mode,
         "website_scan": await admin_scan.scan_out(session, call.rt.settings, scan) if scan else None,
@@ -199,12 +197,12 @@ async def get_prospect_status(call: Call, req: BrandPath) -> dict[str, Any]:
                 "used_at": iso(claim.used_at)},
         },
         "links": prospect_links(brand.id),
-    }
+    })
 
 
 # -- content pipeline -------------------------------------------------------------------------------------------
 
-async def start_content_pipeline(call: Call, req: BrandPath) -> Reply:
+async def start_content_pipeline(call: Call, req: BrandPath) -> Reply[out.PipelineResult]:
     brand = call.brand
     assert brand is not None and call.caller is not None
     session = call.session
@@ -221,10 +219,10 @@ async def start_content_pipeline(call: Call, req: BrandPath) -> Reply:
              "sample_pack": link("get_marketing_sample_pack", brand_id=brand.id)}
     current = await admin_pipeline.latest_run(session, brand)
     if current is not None and current.status in admin_pipeline.ACTIVE:
-        return Reply(status=200, data={
+        return Reply(status=200, data=out.PipelineResult.model_validate({
             "queued": False, "reason": f"A run is already {current.status}; no new run was queued. Read "
                                        "get_prospect_status until it finishes.",
-            "run": admin_pipeline.run_out(current), "links": links})
+            "run": admin_pipeline.run_out(current), "links": links}))
     scan = await admin_scan.latest_scan(session, brand)
     if scan is None:
         raise ApiError("DOMAIN_VALIDATION_FAILED", "Scan the brand's website first (start_website_scan): samples are "
@@ -240,9 +238,9 @@ async def start_content_pipeline(call: Call, req: BrandPath) -> Reply:
                        details={"max": out.SAMPLES_PER_BRAND_MAX})
     run = await admin_pipeline.create_run(session, call.now, brand, call.caller)
     call.wake_worker_after_commit()
-    return Reply(status=201, data={
+    return Reply(status=201, data=out.PipelineResult.model_validate({
         "queued": True, "reason": f"A run was queued; it writes up to {out.SAMPLES_PER_RUN} sample drafts.",
-        "run": admin_pipeline.run_out(run), "links": links})
+        "run": admin_pipeline.run_out(run), "links": links}))
 
 
 # -- sample pack ------------------------------------------------------------------------------------------------
@@ -277,7 +275,7 @@ async def _not_ready_reason(call: Call, prospect: AdminProspect, checks: list[ad
     return "No samples yet: start the content pipeline (start_content_pipeline)."
 
 
-async def get_marketing_sample_pack(call: Call, req: SamplePackRequest) -> dict[str, Any]:
+async def get_marketing_sample_pack(call: Call, req: SamplePackRequest) -> out.SamplePack:
     brand = call.brand
     assert brand is not None
     prospect = await find_prospect(call.session, brand)
@@ -286,26 +284,27 @@ async def get_marketing_sample_pack(call: Call, req: SamplePackRequest) -> dict[
     ready = len(usable) >= req.limit
     reason = (f"{req.limit} usable samples with captions and downloadable media are ready." if ready
               else await _not_ready_reason(call, prospect, checks, req.limit))
-    return {"ready": ready, "reason": reason, "limit": req.limit,
-            "brand": {"id": brand.id, "name": brand.name, "website": brand.website},
-            "samples": usable[: req.limit],
-            "links": {"status": link("get_prospect_status", brand_id=brand.id),
-                      "content_pipeline": link("start_content_pipeline", brand_id=brand.id)}}
+    return out.SamplePack.model_validate({
+        "ready": ready, "reason": reason, "limit": req.limit,
+        "brand": {"id": brand.id, "name": brand.name, "website": brand.website},
+        "samples": usable[: req.limit],
+        "links": {"status": link("get_prospect_status", brand_id=brand.id),
+                  "content_pipeline": link("start_content_pipeline", brand_id=brand.id)}})
 
 
 # -- claim links ------------------------------------------------------------------------------------------------
 
-async def create_claim_link(call: Call, req: ClaimLinkRequest) -> Reply:
+async def create_claim_link(call: Call, req: ClaimLinkRequest) -> Reply[out.ClaimLink]:
     brand = call.brand
     assert brand is not None and call.caller is not None
     prospect = await find_prospect(call.session, brand, lock=True)
     refuse_if_claimed(prospect)
     row, token = await admin_claim.create_link(call.session, call.now, brand, call.caller.user_id, req.ttl_hours)
     advance(prospect, "claim_link_sent", call.now)
-    return Reply(status=201, data={
+    return Reply(status=201, data=out.ClaimLink.model_validate({
         "claim_url": admin_claim.claim_url(call.rt.settings.public_url, token), "token_hint": row.token_hint,
         "expires_at": iso(row.expires_at), "created_at": iso(row.created_at), "single_use": True,
-        "links": {"status": link("get_prospect_status", brand_id=brand.id)}})
+        "links": {"status": link("get_prospect_status", brand_id=brand.id)}}))
 
 
 ENDPOINTS = [

@@ -142,14 +142,14 @@ def scan_media_ids(scan: AdminWebsiteScan) -> list[str]:
     return ([scan.logo_media_id] if scan.logo_media_id else []) + list(scan.image_media_ids)
 
 
-async def scan_out(session: AsyncSession, settings: Any, scan: AdminWebsiteScan) -> dict[str, Any]:
+async def scan_out(session: AsyncSession, settings: Any, scan: AdminWebsiteScan) -> out.WebsiteScan:
     logo_url = None
     if scan.logo_media_id:
         logo = await session.get(Media, scan.logo_media_id)
         if logo is not None and logo.brand_id == scan.brand_id and logo.status in READY_STATUSES:
             logo_url = asset_url(settings, logo.asset_id)
     found = scan.found or {}
-    return {
+    return out.WebsiteScan.model_validate({
         "id": scan.id, "brand_id": scan.brand_id, "status": scan.status, "done": scan.status in SETTLED,
         "website_url": scan.website_url, "steps": scan.steps,
         "found": {"title": found.get("title"), "description": found.get("description"),
@@ -159,7 +159,7 @@ async def scan_out(session: AsyncSession, settings: Any, scan: AdminWebsiteScan)
         "finished_at": iso(scan.finished_at),
         "links": {"self": link("get_website_scan", brand_id=scan.brand_id),
                   "status": link("get_prospect_status", brand_id=scan.brand_id)},
-    }
+    })
 
 
 # -- starting ---------------------------------------------------------------------------------------------------

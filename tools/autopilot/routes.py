@@ -62,31 +62,33 @@ def _ends_on(starts_on: str) -> str:
     return (date.fromisoformat(starts_on) + timedelta(days=6)).isoformat()
 
 
-def item_out(item: AutopilotItem) -> dict[str, Any]:
-    ids = {"brand_id": item.brand_id, "week_number": str(item.week_number), "item_id": item.id}
+def item_out(item: AutopilotItem) -> sap.AutopilotItemOut:
+    brand_id, week_number, item_id = item.brand_id, str(item.week_number), item.id
     content = (link("get_content_item", brand_id=item.brand_id, content_item_id=item.content_item_id)
                if item.content_item_id else None)
     schedule = (link("get_schedule", brand_id=item.brand_id, schedule_id=item.schedule_id)
                 if item.schedule_id else None)
-    return {
+    return sap.AutopilotItemOut.model_validate({
         "id": item.id, "plan_id": item.plan_id, "week_number": item.week_number, "position": item.position,
         "topic": item.topic, "review_status": item.review_status, "regeneration_status": item.regeneration_status,
         "content_item_id": item.content_item_id, "schedule_id": item.schedule_id,
         "approved_at": iso(item.approved_at), "created_at": iso(item.created_at), "updated_at": iso(item.updated_at),
-        "links": {"approve": link("approve_autopilot_item", **ids),
-                  "regenerate": link("regenerate_autopilot_item", **ids),
+        "links": {"approve": link("approve_autopilot_item", brand_id=brand_id, week_number=week_number,
+                                  item_id=item_id),
+                  "regenerate": link("regenerate_autopilot_item", brand_id=brand_id, week_number=week_number,
+                                     item_id=item_id),
                   "content_item": content, "schedule": schedule},
-    }
+    })
 
 
-def week_out(week: AutopilotWeek, items: list[AutopilotItem]) -> dict[str, Any]:
-    return {
+def week_out(week: AutopilotWeek, items: list[AutopilotItem]) -> sap.AutopilotWeekOut:
+    return sap.AutopilotWeekOut.model_validate({
         "plan_id": week.plan_id, "week_number": week.week_number, "status": week.status, "theme": week.theme,
         "starts_on": week.starts_on, "ends_on": _ends_on(week.starts_on), "items": [item_out(i) for i in items],
         "links": {"self": link("get_autopilot_week", brand_id=week.brand_id, week_number=str(week.week_number),
                                query=f"plan_id={week.plan_id}"),
                   "plan": link("get_autopilot_plan", brand_id=week.brand_id)},
-    }
+    })
 
 
 def week_status(items: list[AutopilotItem]) -> str:
@@ -141,10 +143,10 @@ async def _item(session: AsyncSession, week: AutopilotWeek, item_id: str) -> Aut
 
 # -- reads --------------------------------------------------------------------------------------------------
 
-async def get_plan(call: Call, req: sap.GetAutopilotPlanRequest) -> dict[str, Any]:
+async def get_plan(call: Call, req: sap.GetAutopilotPlanRequest) -> sap.AutopilotPlanRead:
     plan = await active_plan(call.session, call.brand_id)
     if plan is None:
-        return {"plan": None, "has_more_weeks": False}
+        return sap.AutopilotPlanRead(plan=None, has_more_weeks=False)
     numbers = list((await call.session.exec(
         select(AutopilotWeek.week_number).where(AutopilotWeek.plan_id == plan.id)
         .order_by(col(AutopilotWeek.week_number).desc()).limit(sap.RECENT_WEEKS_MAX + 1))).all())
@@ -152,15 +154,15 @@ async def get_plan(call: Call, req: sap.GetAutopilotPlanRequest) -> dict[str, An
     weeks = sorted(numbers[: sap.RECENT_WEEKS_MAX])
     latest = (link("get_autopilot_week", brand_id=plan.brand_id, week_number=str(weeks[-1]),
                    query=f"plan_id={plan.id}") if weeks else None)
-    return {"plan": {
+    return sap.AutopilotPlanRead.model_validate({"plan": {
         "id": plan.id, "brand_id": plan.brand_id, "status": plan.status, "auto_approval": plan.auto_approval,
         "items_per_week": plan.items_per_week, "weeks": weeks,
         "created_at": iso(plan.created_at), "updated_at": iso(plan.updated_at),
         "links": {"self": link("get_autopilot_plan", brand_id=plan.brand_id), "latest_week": latest},
-    }, "has_more_weeks": has_more}
+    }, "has_more_weeks": has_more})
 
 
-async def get_week(call: Call, req: sap.GetAutopilotWeekRequest) -> dict[str, Any]:
+async def get_week(call: Call, req: sap.GetAutopilotWeekRequest) -> sap.AutopilotWeekOut:
     plan = await _plan(call.session, call.brand_id, req.plan_id)
     week = await _week(call.session, plan, req.week_number)
     return week_out(week, await _items(call.session, week.id))
@@ -170,6 +172,7 @@ async def get_week(call: Call, req: sap.GetAutopilotWeekRequest) -> dict[str, An
 
 async def _writable(call: Call, req: sap.ApproveAutopilotItemRequest | sap.RegenerateAutopilotItemRequest
                     ) -> tuple[AutopilotPlan, AutopilotWeek, AutopilotItem]:
+    assert call.brand is not None
     await require_feature(call.session, call.brand, "autopilot", upgrade_url=call.rt.settings.upgrade_url)
     if req.confirm_item_id != req.item_id:
         raise ApiError("DOMAIN_VALIDATION_FAILED", "confirm_item_id differs from the item ID in the path; nothing "
@@ -197,7 +200,7 @@ async def _refresh_week(session: AsyncSession, week: AutopilotWeek, now: datetim
     return items
 
 
-async def approve_item(call: Call, req: sap.ApproveAutopilotItemRequest) -> dict[str, Any]:
+async def approve_item(call: Call, req: sap.ApproveAutopilotItemRequest) -> sap.AutopilotItemWrite:
     plan, week, item = await _writable(call, req)
     _require_active(plan)
     if item.review_status != "approved":  # approving an approved item changes nothing and succeeds
@@ -209,7 +212,7 @@ async def approve_item(call: Call, req: sap.ApproveAutopilotItemRequest) -> dict
         await call.session.flush()
         await _refresh_week(call.session, week, call.now)
         await call.session.flush()
-    return {"id": item.id, "outcome": "approved", "item": item_out(item)}
+    return sap.AutopilotItemWrite(id=item.id, outcome="approved", item=item_out(item))
 
 
 def _refuse_used(item: AutopilotItem) -> None:
@@ -250,8 +253,9 @@ async def _generate(generator: TopicGenerator, ctx: Any) -> str:
         return await generator.topic(ctx)
 
 
-async def regenerate_item(call: Call, req: sap.RegenerateAutopilotItemRequest) -> dict[str, Any]:
+async def regenerate_item(call: Call, req: sap.RegenerateAutopilotItemRequest) -> sap.AutopilotItemWrite:
     plan, week, item = await _writable(call, req)
+    assert call.brand is not None
     session = call.session
     key_id = call.caller.key_id if call.caller else ""
     idem = call.idempotency_key or ""
@@ -304,7 +308,7 @@ async def regenerate_item(call: Call, req: sap.RegenerateAutopilotItemRequest) -
     await session.refresh(item)
     await _refresh_week(session, week, call.now)
     await session.flush()
-    return {"id": item.id, "outcome": "regenerated", "item": item_out(item)}
+    return sap.AutopilotItemWrite(id=item.id, outcome="regenerated", item=item_out(item))
 
 
 # -- operator and pipeline functions ------------------------------------------------------------------------

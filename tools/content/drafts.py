@@ -6,8 +6,6 @@ published. Edits and deletes need `confirm_draft_id` equal to the path ID and an
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import or_
 from sqlmodel import col, select
 
@@ -26,18 +24,18 @@ from tools.links import link
 SCAN_BATCH = 200  # drafts are read newest first in batches until 50 unused ones are found
 
 
-def draft_item(item: ContentItem) -> dict[str, Any]:
+def draft_item(item: ContentItem) -> sc.DraftItem:
     attached = media_ids(item)
-    return {
+    return sc.DraftItem.model_validate({
         "id": item.id, "name": item.name, "caption_preview": caption_preview(item), "media_count": len(attached),
         "thumbnail_media_id": item.thumbnail_media_id or (attached[0] if attached else None),
         "intended_integration_ids": item.intended_integration_ids,
         "updated_at": iso(item.updated_at),
         "links": {"self": link("get_content_item", brand_id=item.brand_id, content_item_id=item.id)},
-    }
+    })
 
 
-async def list_drafts(call: Call, req: ListDraftsRequest) -> dict[str, Any]:
+async def list_drafts(call: Call, req: ListDraftsRequest) -> sc.DraftList:
     session = call.session
     query = select(ContentItem).where(ContentItem.brand_id == call.brand_id)
     if req.label is not None:
@@ -64,7 +62,7 @@ async def list_drafts(call: Call, req: ListDraftsRequest) -> dict[str, Any]:
         last = rows[-1]
         if len(rows) < SCAN_BATCH:
             break
-    return {"items": [draft_item(r) for r in found[: sc.DRAFTS_MAX]], "has_more": len(found) > sc.DRAFTS_MAX}
+    return sc.DraftList(items=[draft_item(r) for r in found[: sc.DRAFTS_MAX]], has_more=len(found) > sc.DRAFTS_MAX)
 
 
 def _confirm(draft_id: str, confirm: str) -> None:
@@ -74,7 +72,7 @@ def _confirm(draft_id: str, confirm: str) -> None:
                        issues=[issue("$.confirm_draft_id", "MISMATCH", "Send the same ID as the path's draft_id.")])
 
 
-async def update_draft(call: Call, req: sc.UpdateDraftRequest) -> dict[str, Any]:
+async def update_draft(call: Call, req: sc.UpdateDraftRequest) -> sc.DraftWrite:
     provided = req.model_fields_set & {"name", "caption"}
     if not provided:
         raise ApiError("MALFORMED_REQUEST", "Send name, caption or both.",
@@ -96,15 +94,15 @@ async def update_draft(call: Call, req: sc.UpdateDraftRequest) -> dict[str, Any]
     item.updated_at = call.now
     call.session.add(item)
     await call.session.flush()
-    return {"id": item.id, "outcome": "updated"}
+    return sc.DraftWrite(id=item.id, outcome="updated")
 
 
-async def delete_draft(call: Call, req: sc.DeleteDraftRequest) -> dict[str, Any]:
+async def delete_draft(call: Call, req: sc.DeleteDraftRequest) -> sc.DraftWrite:
     _confirm(req.draft_id, req.confirm_draft_id)
     item = await load_item(call.session, call.brand_id, req.draft_id)
     await require_unused(call.session, call.brand_id, item.id, action="deleted")
     await delete_item(call, item)
-    return {"id": item.id, "outcome": "deleted"}
+    return sc.DraftWrite(id=item.id, outcome="deleted")
 
 
 DRAFT_PATH = "/v1/brands/{brand_id}/drafts/{draft_id}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import bindparam, delete
+from sqlalchemy import select as core_select
 from sqlmodel import col, select
 
 from providers.base import ProviderError
@@ -65,25 +66,27 @@ async def create_content_item(call: Call, req: Any) -> dict[str, Any] | Reply:
 
 # -- read and lists ------------------------------------------------------------------------------------------
 
-async def get_content_item(call: Call, req: sc.ContentItemPath) -> dict[str, Any]:
+async def get_content_item(call: Call, req: sc.ContentItemPath) -> sc.ContentItemRead:
     item = await load_item(call.session, call.brand_id, req.content_item_id)
     labels = (await label_ids_of(call.session, [item.id]))[item.id]
     links = {"self": link("get_content_item", brand_id=item.brand_id, content_item_id=item.id),
              "targets": link(LIST_TARGETS, brand_id=item.brand_id)}
     if item.intended_integration_ids:
         links["preflight"] = link(PREFLIGHT, brand_id=item.brand_id, content_item_id=item.id)
-    return {"content_item": released(item, labels), "links": _drop_none(links)}
+    return sc.ContentItemRead.model_validate({"content_item": released(item, labels), "links": _drop_none(links)})
 
 
 # What `summary` reads: rows of these columns, not ContentItem objects (no identity map on the hot list).
-SUMMARY_COLUMNS = (ContentItem.id, ContentItem.brand_id, ContentItem.name, ContentItem.copy_mode,
-                   ContentItem.single_copy, ContentItem.platform_copy, ContentItem.settings,
-                   ContentItem.intended_integration_ids, ContentItem.created_at, ContentItem.updated_at)
+SUMMARY_COLUMNS = (col(ContentItem.id), col(ContentItem.brand_id), col(ContentItem.name), col(ContentItem.copy_mode),
+                   col(ContentItem.single_copy), col(ContentItem.platform_copy), col(ContentItem.settings),
+                   col(ContentItem.intended_integration_ids), col(ContentItem.created_at),
+                   col(ContentItem.updated_at))
 
 
 # Built once (tools/content/rules.py `summary` reads these columns: rows, not ContentItem objects; the two times
-# come as the API's text, made on SQLite straight from the stored text).
-_LIST = keyset.PageQuery(select(*SUMMARY_COLUMNS).where(ContentItem.brand_id == bindparam("brand_id")),
+# come as the API's text, made on SQLite straight from the stored text). SQLAlchemy's own `select`: it types ten
+# columns, sqlmodel's stops at four.
+_LIST = keyset.PageQuery(core_select(*SUMMARY_COLUMNS).where(col(ContentItem.brand_id) == bindparam("brand_id")),
                          ContentItem.updated_at, ContentItem.id, iso=("created_at", "updated_at"))
 
 
@@ -110,7 +113,7 @@ async def list_content_items(call: Call, req: ListContentItemsRequest) -> Reply:
 PATH_FIELDS = {"brand_id", "content_item_id"}
 
 
-async def update_content_item(call: Call, req: Any) -> Any:
+async def update_content_item(call: Call, req: Any) -> sc.ContentItem:  # pyright: ignore[reportInvalidTypeForm]  # a model built by create_model (fields spread from a table)
     item = await load_item(call.session, call.brand_id, req.content_item_id)
     provided = set(req.model_fields_set) - PATH_FIELDS
     if not provided:
@@ -139,11 +142,11 @@ async def delete_item(call: Call, item: ContentItem) -> None:
     await call.session.flush()
 
 
-async def delete_content_item(call: Call, req: sc.ContentItemPath) -> dict[str, Any]:
+async def delete_content_item(call: Call, req: sc.ContentItemPath) -> sc.DeletedContentItem:
     item = await load_item(call.session, call.brand_id, req.content_item_id)
     await require_unused(call.session, call.brand_id, item.id, action="deleted")
     await delete_item(call, item)
-    return {"id": item.id, "outcome": "deleted"}
+    return sc.DeletedContentItem(id=item.id, outcome="deleted")
 
 
 # -- TikTok privacy ----------------------------------------------------------------------------------------------
@@ -212,14 +215,14 @@ async def update_tiktok_privacy(call: Call, req: sc.UpdateTikTokPrivacyRequest) 
         call.session.add(item)
         await call.session.flush()
         outcome = "updated"
-    ids = {"brand_id": item.brand_id}
+    brand_id = item.brand_id
     return {
         "content_item_id": item.id, "brand_id": item.brand_id, "integration_id": integration.id,
         "privacy_level": req.privacy_level, "outcome": outcome, "next_action": {"action": "preflight_content"},
         "links": _drop_none({
-            "self": link("update_tiktok_privacy", content_item_id=item.id, **ids),
-            "preflight": link(PREFLIGHT, content_item_id=item.id, **ids),
-            "dynamic_options": link(DYNAMIC_OPTIONS, integration_id=integration.id, **ids),
+            "self": link("update_tiktok_privacy", content_item_id=item.id, brand_id=brand_id),
+            "preflight": link(PREFLIGHT, content_item_id=item.id, brand_id=brand_id),
+            "dynamic_options": link(DYNAMIC_OPTIONS, integration_id=integration.id, brand_id=brand_id),
         }),
     }
 

@@ -10,6 +10,7 @@ DOMAIN_VALIDATION_FAILED: integrations, labels and media of the brand, media rea
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -85,7 +86,7 @@ class Draft:
         item.thumbnail_media_id = self.thumbnail_media_id
         item.thumbnail_timestamp = float(self.thumbnail_timestamp)
 
-    def copies(self) -> list[tuple[str, str, Any]]:
+    def copies(self) -> list[tuple[str, str | None, Any]]:
         """(field path, platform or None, copy) for every copy the draft would post."""
         if self.copy_mode == "single":
             return [("$.single_copy", None, self.single_copy)] if self.single_copy is not None else []
@@ -338,7 +339,7 @@ async def set_labels(session: AsyncSession, item: ContentItem, label_ids: list[s
 
 # -- public shapes --------------------------------------------------------------------------------------------
 
-def _settings_out(item: ContentItem) -> dict[str, Any]:
+def _settings_out(item: ContentItem | SimpleNamespace) -> dict[str, Any]:
     """The five main settings always (null when unset); the others, and thread_parts, only when set."""
     out: dict[str, Any] = dict.fromkeys(MAIN_SETTINGS_KEYS)
     for key, value in item.settings.items():
@@ -348,7 +349,7 @@ def _settings_out(item: ContentItem) -> dict[str, Any]:
     return out
 
 
-def released(item: ContentItem, label_ids: list[str]) -> Any:
+def released(item: ContentItem | SimpleNamespace, label_ids: list[str]) -> Any:
     return sc.ContentItem.model_validate({
         "id": item.id, "brand_id": item.brand_id, "name": item.name, "label_ids": label_ids,
         "thumbnail_media_id": item.thumbnail_media_id, "thumbnail_timestamp": item.thumbnail_timestamp,
@@ -390,7 +391,7 @@ def released_plain(item: Any, label_ids: list[str]) -> dict[str, Any] | None:
     }
 
 
-def older(item: ContentItem, label_ids: list[str]) -> Any:
+def older(item: ContentItem | SimpleNamespace, label_ids: list[str]) -> Any:
     single = None if item.single_copy is None else {k: item.single_copy[k] for k in ("caption", "hashtags")}
     return sc.OlderContentItem.model_validate({
         "id": item.id, "brand_id": item.brand_id, "name": item.name, "created_by": item.created_by,

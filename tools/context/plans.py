@@ -82,7 +82,7 @@ async def used(session: AsyncSession, target: Workspace | Brand, limit: str) -> 
     if limit == "media_items_per_brand":
         return (await session.exec(select(func.count()).select_from(Media).where(*live_media))).one()
     if limit == "media_storage_bytes_per_brand":
-        return int((await session.exec(select(func.coalesce(func.sum(Media.size), 0)).where(*live_media))).one())
+        return int((await session.exec(select(func.coalesce(func.sum(Media.size), 0)).where(*live_media))).one() or 0)
     raise ValueError(f"unknown limit {limit}")
 
 

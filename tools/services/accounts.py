@@ -52,7 +52,9 @@ def refresh_due_at(provider: object, credentials: Mapping[str, Any] | None) -> d
     window (`refresh_ahead` on the adapter; the reconnect-notice window when it is longer and there is no refresh
     token). None when nothing expires or the adapter declares no window (sandbox, Telegram, Discord)."""
     ahead = getattr(provider, "refresh_ahead", None)
-    expires = credentials.get("expires_at") if isinstance(credentials, Mapping) else None
+    if not isinstance(credentials, Mapping):
+        return None
+    expires = credentials.get("expires_at")
     if ahead is None or not expires:
         return None
     notice = getattr(provider, "reconnect_notice_ahead", None)

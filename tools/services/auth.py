@@ -16,8 +16,9 @@ from datetime import datetime
 
 from sqlalchemy import event
 from sqlalchemy.orm import Session
-from sqlmodel import select
+from sqlmodel import col
 from sqlmodel.ext.asyncio.session import AsyncSession
+from sqlmodel.sql.expression import Select
 
 from schemas.errors import ApiError
 from schemas.scopes import usable_scopes
@@ -86,12 +87,14 @@ async def authenticate(session: AsyncSession, token: str | None) -> Caller:
     check_token(token)
     assert token is not None
     # Columns, not ORM objects: one indexed lookup, no identity-map work.
+    # `Select(...)` is what sqlmodel's `select` builds for several columns; its typed overloads stop at four.
     row = (await session.exec(
-        select(ApiKey.id, ApiKey.name, ApiKey.scopes, ApiKey.brand_ids, ApiKey.last_used_at, ApiKey.revoked_at,
-               User.id, User.role, Workspace.id, Workspace.name)
-        .join(User, User.id == ApiKey.user_id)
-        .join(Workspace, Workspace.id == ApiKey.workspace_id)
-        .where(ApiKey.key_hash == hash_key(token))
+        Select(col(ApiKey.id), col(ApiKey.name), col(ApiKey.scopes), col(ApiKey.brand_ids),
+               col(ApiKey.last_used_at), col(ApiKey.revoked_at), col(User.id), col(User.role), col(Workspace.id),
+               col(Workspace.name))
+        .join(User, col(User.id) == col(ApiKey.user_id))
+        .join(Workspace, col(Workspace.id) == col(ApiKey.workspace_id))
+        .where(col(ApiKey.key_hash) == hash_key(token))
     )).first()
     if row is None or row[5] is not None:
         raise ApiError("UNAUTHORIZED", "The API key is invalid or revoked.")

@@ -25,7 +25,7 @@ Use `check_url` for a synchronous up-front check and `open_url` to fetch:
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,7 +170,7 @@ class FetchResponse:
     _deadline: float
     _policy: FetchPolicy
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
         """The body, exactly Content-Length bytes (else FetchError), within the read and total deadlines."""
         received = 0
         raw = self._response.aiter_raw(CHUNK)
