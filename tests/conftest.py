@@ -174,7 +174,7 @@ async def _world_rows(env: Env, world: World) -> _WorldRows:
     async with env.db.session(write=False) as s:
         conn = await s.connection()
         for table in SQLModel.metadata.sorted_tables:
-            found = [dict(r) for r in (await conn.execute(select(table))).mappings().all()]
+            found = [dict(r) for r in (await conn.execute(table.select())).mappings().all()]
             if found:
                 rows.append((table, found))
     return _WorldRows(rows, world.ws.id, world.brand_a.id, world.brand_b.id,
