@@ -38,7 +38,7 @@ from tools.endpoint import Call, Endpoint, Reply, field_locations
 from tools.retention import idempotency_cutoff
 from tools.runtime import Runtime
 from tools.services.auth import Caller, CallerCache, check_token
-from tools.tool_schemas import envelope_schema
+from tools.tool_schemas import envelope_schema, float_free
 
 if TYPE_CHECKING:  # jsonschema is imported only where responses are checked (tests, development)
     from jsonschema import Draft202012Validator
@@ -82,7 +82,7 @@ class Outcome:
     body: dict[str, Any] | None  # None only for 304
     headers: dict[str, str] = field(default_factory=dict)
     replayed: bool = False
-    plain: bool = False  # the data is `Reply.plain` (JSON types, no floats): REST may encode it with orjson
+    plain: bool = False  # the data was dumped from a float-free response model: REST may encode it with orjson
 
     @property
     def ok(self) -> bool:
@@ -150,6 +150,13 @@ def to_jsonable(data: Any) -> Any:
     if isinstance(data, dict):
         return {k: v if type(v) in _SCALARS else to_jsonable(v) for k, v in data.items()}
     return data
+
+
+def _is_model_data(data: Any) -> bool:
+    """A model, or (older lists) a list of models: what pydantic dumps, never a hand-built dict."""
+    if isinstance(data, list):
+        return all(isinstance(v, BaseModel) for v in data)
+    return isinstance(data, BaseModel)
 
 
 def success_body(request_id: str, data: Any, pagination: dict[str, Any] | None = None,
@@ -324,7 +331,10 @@ class Dispatcher:
             status = reply.status or ep.status
             if reply.not_modified:
                 return Outcome(304, None, reply.headers)
-            data = reply.data if reply.plain else to_jsonable(reply.data)
+            # A validated model of a response model that holds no float dumps to JSON types that orjson encodes
+            # as the standard library does: REST may use it (tools/tool_schemas.py `float_free`).
+            plain = (ep.response is not None and _is_model_data(reply.data) and float_free(ep.response))
+            data = to_jsonable(reply.data)
             if rt.settings.validate_responses:
                 self._check_response(ep, data, reply.pagination, request_id)
             if record_id is not None:
@@ -337,7 +347,7 @@ class Dispatcher:
                 await fn()
             except Exception:
                 log.exception("after-commit hook failed on %s [%s]", ep.name, request_id)
-        return Outcome(status, success_body(request_id, data, reply.pagination), reply.headers, plain=reply.plain)
+        return Outcome(status, success_body(request_id, data, reply.pagination), reply.headers, plain=plain)
 
     async def _touch_key(self, caller: Caller) -> None:
         """Record when a key was last used (shown in the console), at most once a minute per key, after the

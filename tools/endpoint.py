@@ -46,12 +46,6 @@ class Reply(Generic[T]):
     headers: dict[str, str] = field(default_factory=dict)
     pagination: dict[str, Any] | None = None  # the older list shape's sibling object
     not_modified: bool = False  # 304, no body
-    # `data` holds JSON types only and no floats (str, int, bool, None, dict, list), built so by the handler:
-    # the dispatcher skips its walk for pydantic models (a hot list page has hundreds of values) and REST
-    # encodes it with orjson, whose bytes equal the standard library's for such data (server/rest.py). A float
-    # is allowed only where the handler checked that orjson writes it as `repr` does (create_content_item's
-    # thumbnail time, tools/content/rules.released_plain).
-    plain: bool = False
 
 
 # A handler returns its endpoint's `response` model (or `Reply[response]`): the REST envelope and the MCP result

@@ -19,19 +19,20 @@ from storage import keyset
 from storage.tables.content import ContentItem, ContentItemLabel
 from storage.tables.integrations import Integration
 from tools.content.rules import (
+    LABEL_IDS_COLUMN,
     Draft,
     check,
     check_data,
     label_ids_of,
+    labels_of_column,
     load_item,
     released,
-    released_plain,
     set_labels,
     summary,
 )
 from tools.content.service import insert_item
 from tools.content.usage import require_unused
-from tools.endpoint import Call, Endpoint, Reply
+from tools.endpoint import Call, Endpoint
 from tools.links import link, links_to
 from tools.services.accounts import account_of, outbound, provider_error
 
@@ -47,20 +48,19 @@ def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
 
 # -- create ---------------------------------------------------------------------------------------------------
 
-async def create_content_item(call: Call, req: Any) -> dict[str, Any] | Reply:
+async def create_content_item(call: Call, req: Any) -> sc.CreatedContentItem:
     assert call.caller is not None
     item, draft = await insert_item(call.session, workspace_id=call.caller.workspace_id, user_id=call.caller.user_id,
                                     brand_id=call.brand_id, now=call.now, req=req)
     ids = list(item.intended_integration_ids)
-    plain = released_plain(item, draft.label_ids)  # the common draft as JSON already: no model to build and dump
-    data = {
-        "content_item": released(item, draft.label_ids) if plain is None else plain, "outcome": "created",
+    # The item is validated once, by `released`; pydantic takes the model instance as it is for the field.
+    return sc.CreatedContentItem.model_validate({
+        "content_item": released(item, draft.label_ids), "outcome": "created",
         "intended_integration_ids": ids, "next_actions": [{"action": "preflight_content", "integration_ids": list(ids)}],
         "links": _drop_none({"targets": link(LIST_TARGETS, brand_id=item.brand_id),
                              "preflight": link(PREFLIGHT, brand_id=item.brand_id,
                                                         content_item_id=item.id)}),
-    }
-    return data if plain is None else Reply(data=data, plain=True)
+    })
 
 
 # -- read and lists ------------------------------------------------------------------------------------------
@@ -75,10 +75,12 @@ async def get_content_item(call: Call, req: sc.ContentItemPath) -> dict[str, Any
     return {"content_item": released(item, labels), "links": _drop_none(links)}
 
 
-# What `summary` reads: rows of these columns, not ContentItem objects (no identity map on the hot list).
+# What `summary` reads: rows of these columns, not ContentItem objects (no identity map on the hot list), with
+# the item's label IDs in the same row.
 SUMMARY_COLUMNS = (ContentItem.id, ContentItem.brand_id, ContentItem.name, ContentItem.copy_mode,
                    ContentItem.single_copy, ContentItem.platform_copy, ContentItem.settings,
-                   ContentItem.intended_integration_ids, ContentItem.created_at, ContentItem.updated_at)
+                   ContentItem.intended_integration_ids, ContentItem.created_at, ContentItem.updated_at,
+                   LABEL_IDS_COLUMN)
 
 
 # Built once (tools/content/rules.py `summary` reads these columns: rows, not ContentItem objects; the two times
@@ -87,7 +89,7 @@ _LIST = keyset.PageQuery(select(*SUMMARY_COLUMNS).where(ContentItem.brand_id == 
                          ContentItem.updated_at, ContentItem.id, iso=("created_at", "updated_at"))
 
 
-async def list_content_items(call: Call, req: ListContentItemsRequest) -> Reply:
+async def list_content_items(call: Call, req: ListContentItemsRequest) -> sc.ContentItemPage:
     """Keyset pages on (updated_at, id) using ix_content_items_brand_updated: the cost of a page does not grow
     with the number of items. The cursor is the last item's ID, as the spec fixes it."""
     mine = {"brand_id": call.brand_id}
@@ -99,10 +101,10 @@ async def list_content_items(call: Call, req: ListContentItemsRequest) -> Reply:
                                         "again without cursor.")
     rows, has_more = await _LIST.page(call.session, mine, desc=req.order_direction == "desc", limit=req.limit,
                                       position=position)
-    labels = await label_ids_of(call.session, [r.id for r in rows])
     self_link = links_to("get_content_item", "content_item_id", brand_id=call.brand_id)  # every row's brand
-    return Reply(data={"items": [summary(r, labels[r.id], self_link) for r in rows], "has_more": has_more,
-                       "next_cursor": rows[-1].id if has_more else None}, plain=True)
+    return sc.ContentItemPage.model_validate({
+        "items": [summary(r, labels_of_column(r.label_ids), self_link) for r in rows], "has_more": has_more,
+        "next_cursor": rows[-1].id if has_more else None})
 
 
 # -- update and delete (older routes) --------------------------------------------------------------------------
