@@ -73,7 +73,7 @@ def main() -> None:
     rt = Runtime.from_settings(Settings.from_env())
     app = build_app(rt)
     counts: Counter[str] = Counter()
-    engines = {rt.db.read_engine.sync_engine, rt.db.write_engine.sync_engine}
+    engines = {e.sync_engine for e in (rt.db.read_engine, rt.db.write_engine, rt.db.statement_engine) if e is not None}
     for engine in engines:
         event.listen(engine, "before_cursor_execute", lambda *a, **k: counts.update(["statements"]))
         event.listen(engine, "begin", lambda *a: counts.update(["begin"]))

@@ -286,7 +286,8 @@ class Dispatcher:
                     brand = await self._visible_brand(session, caller, args["brand_id"])
                     brand_id = brand.id
                 else:
-                    brand_id = await self._visible_brand_id(session, caller, args["brand_id"])
+                    brand_id = await self._visible_brand_id(session, caller, args["brand_id"],
+                                                            alone=ep.changes_nothing)
 
             if caller is not None:
                 missing = [s for s in ep.scopes if s not in caller.scopes]
@@ -413,11 +414,15 @@ class Dispatcher:
             raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
         return brand
 
-    async def _visible_brand_id(self, session, caller: Caller | None, brand_id: Any) -> str:
-        """As `_visible_brand`, for a handler that needs only the ID: one column, no ORM object."""
+    async def _visible_brand_id(self, session, caller: Caller | None, brand_id: Any, *, alone: bool) -> str:
+        """As `_visible_brand`, for a handler that needs only the ID: one column, no ORM object. `alone` (a read):
+        the check is a statement on its own, outside the request's transaction (`Query.rows_alone`), so a read
+        whose own work is one statement too needs no transaction at all; a write checks inside its transaction."""
         if caller is None or not isinstance(brand_id, str) or not caller.sees_brand(brand_id):
             raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
-        if not await _VISIBLE_BRAND_ID.rows(session, {"brand_id": brand_id, "workspace_id": caller.workspace_id}):
+        params = {"brand_id": brand_id, "workspace_id": caller.workspace_id}
+        query = _VISIBLE_BRAND_ID.rows_alone if alone else _VISIBLE_BRAND_ID.rows
+        if not await query(session, params):
             raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
         return brand_id
 

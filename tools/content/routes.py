@@ -99,8 +99,10 @@ async def list_content_items(call: Call, req: ListContentItemsRequest) -> sc.Con
         if position is None:
             raise keyset.invalid_cursor("The cursor is not the ID of a content item of this brand; read the list "
                                         "again without cursor.")
+    # Without a cursor the page (its labels in the same row) is the one read: a statement on its own, no
+    # transaction; after a cursor's position it runs in the position's transaction (one snapshot).
     rows, has_more = await _LIST.page(call.session, mine, desc=req.order_direction == "desc", limit=req.limit,
-                                      position=position)
+                                      position=position, alone=True)
     self_link = links_to("get_content_item", "content_item_id", brand_id=call.brand_id)  # every row's brand
     return sc.ContentItemPage.model_validate({
         "items": [summary(r, labels_of_column(r.label_ids), self_link) for r in rows], "has_more": has_more,
