@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CREATE_BODY = {"name": "Bench draft", "single_copy": {"caption": "Hello from the bench", "hashtags": ["bench"]}}
@@ -47,7 +48,7 @@ def init_demo(env: dict[str, str]) -> tuple[str, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--requests", type=int, default=300, help="timed requests per scenario")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--database-url", help="default: SQLite in the scratch SOCIALPUB_HOME")
@@ -82,7 +83,7 @@ def main() -> None:
     headers = [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {key}".encode()),
                (b"content-type", b"application/json")]
 
-    async def call(method: str, path: str, query: bytes, body: bytes) -> list[dict]:
+    async def call(method: str, path: str, query: bytes, body: bytes) -> list[Any]:
         scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
                  "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "",
                  "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000), "state": {}}
@@ -96,7 +97,7 @@ def main() -> None:
             await asyncio.sleep(3600)
             return {"type": "http.disconnect"}
 
-        async def send(message: dict) -> None:
+        async def send(message: Any) -> None:
             out.append(message)
 
         await app(scope, receive, send)
@@ -110,7 +111,7 @@ def main() -> None:
             counts["handoffs"] += 1
             return wake(*a, **k)
 
-        loop.call_soon_threadsafe = counted  # this script's own loop: counts every wake-up from another thread
+        loop.call_soon_threadsafe = counted  # pyright: ignore[reportAttributeAccessIssue]  # this script's own loop: counts every wake-up from another thread
         items = f"/v1/brands/{brand}/content-items"
         for n in range(20):
             out = await call("POST", items, b"", json.dumps({**CREATE_BODY, "name": f"Seeded {n}"}).encode())
@@ -121,6 +122,7 @@ def main() -> None:
             method, template, query, body = SCENARIOS[name]
             path = template.format(brand=brand)
             data = json.dumps(body).encode() if body else b""
+            out = await call(method, path, query, data)
             for _ in range(30):  # warm: statement caches, pages
                 out = await call(method, path, query, data)
             assert out[0]["status"] in (200, 201), out

@@ -32,14 +32,14 @@ async def request_media_upload_url(call: Call, req: RequestUploadUrlRequest) -> 
     return await legacy_upload_url(call, req)
 
 
-async def create_content_item_older(call: Call, req: Any) -> sc.OlderContentItem:
+async def create_content_item_older(call: Call, req: Any) -> sc.OlderContentItem:  # pyright: ignore[reportInvalidTypeForm]  # a model made by create_model
     assert call.caller is not None
     item, draft = await insert_item(call.session, workspace_id=call.caller.workspace_id, user_id=call.caller.user_id,
                                     brand_id=call.brand_id, now=call.now, req=req)
     return older(cast(ContentItem, item), draft.label_ids)  # a SimpleNamespace with ContentItem's attributes
 
 
-async def list_content_items_older(call: Call, req: ListContentItemsOlderRequest) -> Reply[list[sc.OlderContentItem]]:
+async def list_content_items_older(call: Call, req: ListContentItemsOlderRequest) -> Reply[list[sc.OlderContentItem]]:  # pyright: ignore[reportInvalidTypeForm]  # a model made by create_model
     order = sort_order(getattr(ContentItem, req.sort_by), ContentItem.id, req.sort_dir)
     # Each item with its label IDs in the same row: one statement, one snapshot (tools/content/rules.py).
     rows, pagination = await older_page(
