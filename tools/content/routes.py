@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import bindparam, delete
+from sqlalchemy import bindparam, delete, exists
 from sqlmodel import col, select
 
 from providers.base import ProviderError
@@ -16,6 +16,7 @@ from schemas import content as sc
 from schemas.content import ListContentItemsRequest
 from schemas.errors import ApiError, Issues, issue
 from storage import keyset
+from storage.tables.brands import Brand
 from storage.tables.content import ContentItem, ContentItemLabel
 from storage.tables.integrations import Integration
 from tools.content.rules import (
@@ -85,24 +86,34 @@ SUMMARY_COLUMNS = (ContentItem.id, ContentItem.brand_id, ContentItem.name, Conte
 
 # Built once (tools/content/rules.py `summary` reads these columns: rows, not ContentItem objects; the two times
 # come as the API's text, made on SQLite straight from the stored text).
-_LIST = keyset.PageQuery(select(*SUMMARY_COLUMNS).where(ContentItem.brand_id == bindparam("brand_id")),
+# The page proves the brand visible to the key (the endpoint's `brand_proved_by_handler`): it selects only while
+# the brand is in the key's workspace, a subquery SQLite and PostgreSQL evaluate once.
+_BRAND_VISIBLE = exists(select(Brand.id).where(Brand.id == bindparam("brand_id"),
+                                               Brand.workspace_id == bindparam("workspace_id")))
+_LIST = keyset.PageQuery(select(*SUMMARY_COLUMNS).where(ContentItem.brand_id == bindparam("brand_id"),
+                                                        _BRAND_VISIBLE),
                          ContentItem.updated_at, ContentItem.id, iso=("created_at", "updated_at"))
 
 
 async def list_content_items(call: Call, req: ListContentItemsRequest) -> sc.ContentItemPage:
     """Keyset pages on (updated_at, id) using ix_content_items_brand_updated: the cost of a page does not grow
     with the number of items. The cursor is the last item's ID, as the spec fixes it."""
-    mine = {"brand_id": call.brand_id}
+    assert call.caller is not None
+    mine = {"brand_id": call.brand_id, "workspace_id": call.caller.workspace_id}
     position = None
     if req.cursor is not None:
+        await call.require_brand()  # an unknown cursor is 400 only for a brand the key sees
         position = await _LIST.position_of_id(call.session, mine, req.cursor)
         if position is None:
             raise keyset.invalid_cursor("The cursor is not the ID of a content item of this brand; read the list "
                                         "again without cursor.")
-    # Without a cursor the page (its labels in the same row) is the one read: a statement on its own, no
-    # transaction; after a cursor's position it runs in the position's transaction (one snapshot).
+    # Without a cursor the page (its labels in the same row, the brand's visibility in its WHERE) is the one
+    # read: a statement on its own, no transaction; after a cursor's position it runs in the position's
+    # transaction (one snapshot).
     rows, has_more = await _LIST.page(call.session, mine, desc=req.order_direction == "desc", limit=req.limit,
                                       position=position, alone=True)
+    if not rows:
+        await call.require_brand()  # no item, or no brand this key sees: only the brand check tells
     self_link = links_to("get_content_item", "content_item_id", brand_id=call.brand_id)  # every row's brand
     return sc.ContentItemPage.model_validate({
         "items": [summary(r, labels_of_column(r.label_ids), self_link) for r in rows], "has_more": has_more,
@@ -252,7 +263,7 @@ ENDPOINTS = [
     Endpoint(
         name="list_content_items", method="GET", path=CONTENT_ITEM_PATH, toolset="content",
         handler=list_content_items, request=ListContentItemsRequest, response=sc.ContentItemPage,
-        scopes=("posts:read",), brand_row=False, title="List content items",
+        scopes=("posts:read",), brand_row=False, brand_proved_by_handler=True, title="List content items",
         summary="List a brand's content items as summaries, most recently updated first, in "
                 "cursor pages.",
         guidance="Read-only; does not say whether an item is scheduled (list_drafts lists unused "
