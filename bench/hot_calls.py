@@ -74,7 +74,9 @@ def main() -> None:
     rt = Runtime.from_settings(Settings.from_env())
     app = build_app(rt)
     counts: Counter[str] = Counter()
-    engines = {e.sync_engine for e in (rt.db.read_engine, rt.db.write_engine, rt.db.statement_engine) if e is not None}
+    # (getattr: the same script measures trees from before the statement engine, for before/after.)
+    engines = {e.sync_engine for e in (rt.db.read_engine, rt.db.write_engine, getattr(rt.db, "statement_engine", None))
+               if e is not None}
     for engine in engines:
         event.listen(engine, "before_cursor_execute", lambda *a, **k: counts.update(["statements"]))
         event.listen(engine, "begin", lambda *a: counts.update(["begin"]))
