@@ -15,9 +15,10 @@ import json
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -38,7 +39,7 @@ from tools.endpoint import Call, Endpoint, Reply, field_locations
 from tools.retention import idempotency_cutoff
 from tools.runtime import Runtime
 from tools.services.auth import Caller, CallerCache, check_token
-from tools.tool_schemas import envelope_schema
+from tools.tool_schemas import envelope_schema, float_free
 
 if TYPE_CHECKING:  # jsonschema is imported only where responses are checked (tests, development)
     from jsonschema import Draft202012Validator
@@ -82,7 +83,7 @@ class Outcome:
     body: dict[str, Any] | None  # None only for 304
     headers: dict[str, str] = field(default_factory=dict)
     replayed: bool = False
-    plain: bool = False  # the data is `Reply.plain` (JSON types, no floats): REST may encode it with orjson
+    plain: bool = False  # the data was dumped from a float-free response model: REST may encode it with orjson
 
     @property
     def ok(self) -> bool:
@@ -150,6 +151,13 @@ def to_jsonable(data: Any) -> Any:
     if isinstance(data, dict):
         return {k: v if type(v) in _SCALARS else to_jsonable(v) for k, v in data.items()}
     return data
+
+
+def _is_model_data(data: Any) -> bool:
+    """A model, or (older lists) a list of models: what pydantic dumps, never a hand-built dict."""
+    if isinstance(data, list):
+        return all(isinstance(v, BaseModel) for v in data)
+    return isinstance(data, BaseModel)
 
 
 def success_body(request_id: str, data: Any, pagination: dict[str, Any] | None = None,
@@ -273,45 +281,55 @@ class Dispatcher:
                     await self._rate_limit(f"key:{caller.key_id}")
 
             brand = brand_id = None
+            deferred: Callable[[], Awaitable[object]] | None = None
             # (A missing or non-string brand_id, possible only over MCP, is left to validation.)
             if "brand_id" in ep.path_params and isinstance(args.get("brand_id"), str):
                 if ep.brand_row:
                     brand = await self._visible_brand(session, caller, args["brand_id"])
                     brand_id = brand.id
+                elif ep.brand_proved_by_handler:  # the handler's statement proves it (tools/endpoint.py)
+                    brand_id = self._seen_brand_id(caller, args["brand_id"])
+                    deferred = partial(self._visible_brand_id, session, caller, brand_id, alone=True)
                 else:
-                    brand_id = await self._visible_brand_id(session, caller, args["brand_id"])
+                    brand_id = await self._visible_brand_id(session, caller, args["brand_id"],
+                                                            alone=ep.changes_nothing)
 
-            if caller is not None:
-                missing = [s for s in ep.scopes if s not in caller.scopes]
-                if missing:
-                    raise ApiError("INSUFFICIENT_SCOPE",
-                                   f"This API key lacks scope {', '.join(missing)} needed by {ep.name}.",
-                                   details={"required_scopes": list(ep.scopes), "missing_scopes": missing})
-                if ep.roles and caller.role not in ep.roles:
-                    raise ApiError("ROLE_REQUIRED", details={"required_roles": list(ep.roles)})
-
-            if refused is not None:
-                raise refused
             try:
-                model = ep.request.model_validate(args)
-            except ValidationError as exc:
-                raise validation_error(ep, exc, args) from None
-            if "brand_id" in ep.path_params and brand_id is None:  # validation accepted no brand: fail closed
-                raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.",
-                               next_action="list_brands")
-            idem_key = self._idempotency_key(ep, idempotency_header, body_key)
+                if caller is not None:
+                    missing = [s for s in ep.scopes if s not in caller.scopes]
+                    if missing:
+                        raise ApiError("INSUFFICIENT_SCOPE",
+                                       f"This API key lacks scope {', '.join(missing)} needed by {ep.name}.",
+                                       details={"required_scopes": list(ep.scopes), "missing_scopes": missing})
+                    if ep.roles and caller.role not in ep.roles:
+                        raise ApiError("ROLE_REQUIRED", details={"required_roles": list(ep.roles)})
 
-            digest = record_id = None
-            if idem_key is not None and caller is not None:
-                digest = request_hash(ep, model)
-                record_id = await self._reserve(session, caller, ep, idem_key, digest, request_id)
-                if isinstance(record_id, Outcome):
-                    return record_id
+                if refused is not None:
+                    raise refused
+                try:
+                    model = ep.request.model_validate(args)
+                except ValidationError as exc:
+                    raise validation_error(ep, exc, args) from None
+                if "brand_id" in ep.path_params and brand_id is None:  # validation accepted no brand: fail closed
+                    raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.",
+                                   next_action="list_brands")
+                idem_key = self._idempotency_key(ep, idempotency_header, body_key)
+
+                digest = record_id = None
+                if idem_key is not None and caller is not None:
+                    digest = request_hash(ep, model)
+                    record_id = await self._reserve(session, caller, ep, idem_key, digest, request_id)
+                    if isinstance(record_id, Outcome):
+                        return record_id
+            except ApiError:
+                if deferred is not None:  # a brand the key cannot see answers 404 first, as everywhere
+                    await deferred()
+                raise
 
             call = Call(rt=rt, session=session, endpoint=ep, caller=caller, request_id=request_id,
                         now=rt.clock.now(), idempotency_key=idem_key,
                         headers={h: headers[h.lower()] for h in ep.headers if h.lower() in headers},
-                        brand=brand, visible_brand_id=brand_id)
+                        brand=brand, visible_brand_id=brand_id, brand_check=deferred)
             try:
                 result = await ep.handler(call, model)
             except ApiError as exc:
@@ -324,7 +342,10 @@ class Dispatcher:
             status = reply.status or ep.status
             if reply.not_modified:
                 return Outcome(304, None, reply.headers)
-            data = reply.data if reply.plain else to_jsonable(reply.data)
+            # A validated model of a response model that holds no float dumps to JSON types that orjson encodes
+            # as the standard library does: REST may use it (tools/tool_schemas.py `float_free`).
+            plain = (ep.response is not None and _is_model_data(reply.data) and float_free(ep.response))
+            data = to_jsonable(reply.data)
             if rt.settings.validate_responses:
                 self._check_response(ep, data, reply.pagination, request_id)
             if record_id is not None:
@@ -337,7 +358,7 @@ class Dispatcher:
                 await fn()
             except Exception:
                 log.exception("after-commit hook failed on %s [%s]", ep.name, request_id)
-        return Outcome(status, success_body(request_id, data, reply.pagination), reply.headers, plain=reply.plain)
+        return Outcome(status, success_body(request_id, data, reply.pagination), reply.headers, plain=plain)
 
     async def _touch_key(self, caller: Caller) -> None:
         """Record when a key was last used (shown in the console), at most once a minute per key, after the
@@ -403,11 +424,22 @@ class Dispatcher:
             raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
         return brand
 
-    async def _visible_brand_id(self, session, caller: Caller | None, brand_id: Any) -> str:
-        """As `_visible_brand`, for a handler that needs only the ID: one column, no ORM object."""
+    @staticmethod
+    def _seen_brand_id(caller: Caller | None, brand_id: Any) -> str:
+        """The part of the brand check that needs no database: the key may see this brand ID."""
         if caller is None or not isinstance(brand_id, str) or not caller.sees_brand(brand_id):
             raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
-        if not await _VISIBLE_BRAND_ID.rows(session, {"brand_id": brand_id, "workspace_id": caller.workspace_id}):
+        return brand_id
+
+    async def _visible_brand_id(self, session, caller: Caller | None, brand_id: Any, *, alone: bool) -> str:
+        """As `_visible_brand`, for a handler that needs only the ID: one column, no ORM object. `alone` (a read):
+        the check is a statement on its own, outside the request's transaction (`Query.rows_alone`), so a read
+        whose own work is one statement too needs no transaction at all; a write checks inside its transaction."""
+        brand_id = self._seen_brand_id(caller, brand_id)
+        assert caller is not None
+        params = {"brand_id": brand_id, "workspace_id": caller.workspace_id}
+        query = _VISIBLE_BRAND_ID.rows_alone if alone else _VISIBLE_BRAND_ID.rows
+        if not await query(session, params):
             raise ApiError("NOT_FOUND", "Brand not found, or not visible to this API key.", next_action="list_brands")
         return brand_id
 

@@ -38,9 +38,9 @@ NUMBER_RE = re.compile(r"-?\d+(\.\d+)?")
 
 
 class PlainResponse(JSONResponse):
-    """A success envelope whose data the handler built from JSON types without floats (`Reply.plain`), encoded
-    by orjson (the standard library's encoder took ~10 % of a list page). For such data the bytes are the same
-    as Starlette's: orjson writes only floats differently (`1e-05` vs `0.00001`), which is why every other
+    """A success envelope whose data was dumped from a response model that holds no float (`Outcome.plain`),
+    encoded by orjson (the standard library's encoder took ~10 % of a list page). For such data the bytes are
+    the same as Starlette's: orjson writes only floats differently (`1e-05` vs `0.00001`), which is why every other
     body keeps Starlette's encoder (docs/decisions.md). What orjson refuses (integers beyond 64 bits) goes
     through Starlette's encoder, as before."""
 

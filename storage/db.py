@@ -33,10 +33,10 @@ SQLITE_BUSY_TIMEOUT_MS = 15_000
 # How long a SQLite writer waits for its turn in this process before giving up like a busy timeout would.
 WRITER_TURN_TIMEOUT_S = SQLITE_BUSY_TIMEOUT_MS / 1000
 SQLITE_READ_POOL = 64
-# A connection execution option (SQLAlchemy's `execution_options` take keys of the application's own): on a SQLite
-# read connection that runs one statement, no BEGIN (one statement reads one snapshot by itself). aiosqlite runs
-# each driver call on its thread, and an explicit BEGIN costs three handoffs (storage/statements.py `rows_alone`).
-ONE_STATEMENT = "socialpub_one_statement"
+# SQLite: a third engine whose connections run each statement on its own (SQLite's autocommit: no BEGIN, and
+# SQLAlchemy's documented `skip_autocommit_rollback`, so no ROLLBACK either) for a read that is one statement
+# (storage/statements.py `rows_alone`): one statement reads one snapshot by itself, and aiosqlite runs each
+# driver call on its thread, so the BEGIN and the ROLLBACK around it cost two more thread hand-offs.
 
 
 def json_loads(text: str | bytes) -> object:
@@ -48,7 +48,7 @@ def json_loads(text: str | bytes) -> object:
         return json.loads(text)
 
 
-def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
+def _sqlite_engine(url: str, *, immediate: bool, autocommit: bool = False) -> AsyncEngine:
     # A pool as large as the requests a process serves at once: connections past pool_size are closed when
     # returned, so a smaller pool reopens a connection (the file, four PRAGMAs) for most requests under
     # concurrency. The write engine needs few: its transactions take turns.
@@ -58,8 +58,11 @@ def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
         "pool_size": 4 if immediate else SQLITE_READ_POOL, "max_overflow": SQLITE_READ_POOL}
     # No pool reset on return: SQLAlchemy's connection already rolls back a transaction it leaves open, so the
     # pool's own rollback would only repeat it after every commit (one more trip to aiosqlite's thread).
+    # `skip_autocommit_rollback` skips the driver's rollback whenever the connection is in autocommit mode, which
+    # ours always are (isolation_level None, below); only the autocommit engine, which never sends BEGIN, may.
     engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
-                                 json_deserializer=json_loads, pool_reset_on_return=None, **options)
+                                 json_deserializer=json_loads, pool_reset_on_return=None,
+                                 skip_autocommit_rollback=autocommit, **options)
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:
@@ -71,12 +74,13 @@ def _sqlite_engine(url: str, *, immediate: bool) -> AsyncEngine:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
+    if autocommit:
+        return engine
+
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn) -> None:
         # SQLAlchemy's documented recipe for SQLite transactions (aiosqlite runs each statement on its own thread,
         # so a writer waiting on another process's lock waits there, never on the event loop).
-        if not immediate and conn.get_execution_options().get(ONE_STATEMENT):
-            return
         # One call of aiosqlite's own `execute` (SQLAlchemy's documented `AdaptedConnection.run_async`): through
         # the DB-API adapter a BEGIN is three trips to aiosqlite's thread (cursor, execute, close).
         sql = "BEGIN IMMEDIATE" if immediate else "BEGIN"
@@ -120,9 +124,15 @@ class Database:
         if self.dialect == "sqlite":
             self.read_engine = _sqlite_engine(url, immediate=False)
             self.write_engine = _sqlite_engine(url, immediate=True)
+            # An in-memory database is one connection: a one-statement read runs in the session there.
+            self.statement_engine: AsyncEngine | None = (
+                _sqlite_engine(url, immediate=False, autocommit=True) if self.sqlite_file is not None else None)
         else:
             self.read_engine = self.write_engine = create_async_engine(url, pool_pre_ping=True,
                                                                        json_deserializer=json_loads)
+            # PostgreSQL: a one-statement read runs in the session's transaction (a connection of its own would
+            # be one more BEGIN and ROLLBACK on the wire, not fewer).
+            self.statement_engine = None
         # One writer lock per event loop (a lock cannot move between loops; tests run several).
         self._writer_locks: weakref.WeakKeyDictionary[object, anyio.Lock] = weakref.WeakKeyDictionary()
 
@@ -157,6 +167,7 @@ class Database:
         try:
             async with AsyncSession(engine, expire_on_commit=False) as session:
                 session.info["writer_turn"] = turn
+                session.info["statement_engine"] = self.statement_engine
                 try:
                     yield session
                     if write:
@@ -191,6 +202,8 @@ class Database:
         await self.write_engine.dispose()
         if self.read_engine is not self.write_engine:
             await self.read_engine.dispose()
+        if self.statement_engine is not None:
+            await self.statement_engine.dispose()
 
 
 class _WriterTurn:

@@ -79,12 +79,15 @@ class PageQuery:
         self._position = Query(select(column).where(query.whereclause, id_column == last_id))
 
     async def page(self, session: AsyncSession, params: dict[str, Any], *, desc: bool, limit: int,
-                   position: Position | None = None) -> tuple[list[Any], bool]:
-        """As `page`: the rows after `position` (if any) and whether more rows follow."""
+                   position: Position | None = None, alone: bool = False) -> tuple[list[Any], bool]:
+        """As `page`: the rows after `position` (if any) and whether more rows follow. `alone`: the page is the
+        handler's only read outside a transaction (`Query.rows_alone`; in the session's transaction if one is
+        open, e.g. after `position_of_id`)."""
         params = {**params, "keyset_limit": limit + 1}
         if position is not None:
             params["keyset_value"], params["keyset_id"] = position
-        rows = await self._statements[desc, position is not None].rows(session, params)
+        query = self._statements[desc, position is not None]
+        rows = await (query.rows_alone if alone else query.rows)(session, params)
         return rows[:limit], len(rows) > limit
 
     async def position_of_id(self, session: AsyncSession, params: dict[str, Any], cursor: str,

@@ -14,11 +14,9 @@ from collections import namedtuple
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.pool import StaticPool
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.time import iso
-from storage.db import ONE_STATEMENT
 
 
 async def connection(session: AsyncSession) -> AsyncConnection:
@@ -47,15 +45,15 @@ class Query:
         return self._rows(result.all())
 
     async def rows_alone(self, session: AsyncSession, params: dict[str, Any]) -> list[Any]:
-        """As `rows`, for a handler whose only read this is (`GET /v1/context`): on a connection of its own, outside
-        the session's transaction (one statement reads one snapshot anyway), which spares the session its
-        transaction. In a transaction already, or on an in-memory SQLite database (one shared connection), it is
-        `rows`."""
-        engine = session.bind
-        if session.in_transaction() or isinstance(engine.sync_engine.pool, StaticPool):  # pyright: ignore[reportOptionalMemberAccess]  # the session is bound to the engine at start-up
+        """As `rows`, for a read that needs no other statement's snapshot (`GET /v1/context`, a read's brand check,
+        a content list page without a cursor): on a connection of its own, outside the session's transaction (one
+        statement reads one snapshot anyway), which spares the session its transaction; on SQLite a connection of the autocommit engine, so neither BEGIN nor ROLLBACK
+        (storage/db.py). In a transaction already, or on an in-memory SQLite database (one shared connection), it
+        is `rows`."""
+        engine = session.info.get("statement_engine")
+        if engine is None or session.in_transaction():
             return await self.rows(session, params)
-        async with engine.connect() as conn:  # pyright: ignore[reportAttributeAccessIssue, reportOptionalMemberAccess]  # the session is bound to an AsyncEngine at start-up
-            await conn.execution_options(**{ONE_STATEMENT: True})  # SQLite: no BEGIN for one statement
+        async with engine.connect() as conn:
             result = await conn.execute(self.statement, params)
             return self._rows(result.all())
 

@@ -20,12 +20,11 @@ from tools.endpoint import Endpoint, Reply
 
 # Handlers not yet returning their declared model (issue 29 item 4): remove a name when converting it.
 UNCONVERTED: frozenset[str] = frozenset({
-    "approve_schedule", "cancel_schedule", "create_content_item", "create_content_item_older",
-    "create_media_upload_session", "create_schedule", "delete_schedule", "get_context", "get_media",
-    "get_platform_capabilities", "get_schedule", "get_schedule_receipt", "get_target_dynamic_options",
-    "import_media", "list_content_items", "list_content_items_older", "list_media", "list_schedules",
-    "move_schedule_to_draft", "preflight_content", "refresh_target_dynamic_options", "repair_media_derivative",
-    "request_media_upload_url", "request_provider_cleanup", "reschedule_schedule", "update_media",
+    "approve_schedule", "cancel_schedule", "create_media_upload_session", "create_schedule", "delete_schedule",
+    "get_media", "get_platform_capabilities", "get_schedule", "get_schedule_receipt", "get_target_dynamic_options",
+    "import_media", "list_media", "list_schedules", "move_schedule_to_draft", "preflight_content",
+    "refresh_target_dynamic_options", "repair_media_derivative", "request_media_upload_url",
+    "request_provider_cleanup", "reschedule_schedule", "update_media",
     "update_tiktok_privacy",
 })
 

@@ -46,12 +46,6 @@ class Reply(Generic[T]):
     headers: dict[str, str] = field(default_factory=dict)
     pagination: dict[str, Any] | None = None  # the older list shape's sibling object
     not_modified: bool = False  # 304, no body
-    # `data` holds JSON types only and no floats (str, int, bool, None, dict, list), built so by the handler:
-    # the dispatcher skips its walk for pydantic models (a hot list page has hundreds of values) and REST
-    # encodes it with orjson, whose bytes equal the standard library's for such data (server/rest.py). A float
-    # is allowed only where the handler checked that orjson writes it as `repr` does (create_content_item's
-    # thumbnail time, tools/content/rules.released_plain).
-    plain: bool = False
 
 
 # A handler returns its endpoint's `response` model (or `Reply[response]`): the REST envelope and the MCP result
@@ -92,6 +86,18 @@ class Endpoint:
     # `call.brand_id`, so the dispatcher checks the brand with a one-column read instead of loading the row
     # (hot lists).
     brand_row: bool = True
+    # With `brand_row=False`, a read whose own statement proves the brand visible (it selects nothing of a brand
+    # outside the key's workspace, tools/content/routes.py `list_content_items`): the dispatcher checks only the
+    # key's brand list, and the database only before an error it answers ahead of the handler (so a missing
+    # brand's 404 still comes first). The handler calls `Call.require_brand` whenever its statement cannot tell
+    # (an empty result, a cursor to look up).
+    brand_proved_by_handler: bool = False
+
+    def __post_init__(self) -> None:
+        # Only a read without a key to replay may leave the brand to its handler: nothing it writes or replays
+        # can come before the check.
+        assert not self.brand_proved_by_handler or (
+            self.changes_nothing and self.idempotency == "none" and not self.brand_row), self.name
 
     @property
     def read_only(self) -> bool:
@@ -132,6 +138,8 @@ class Call:
     headers: Mapping[str, str] = field(default_factory=dict)
     brand: Brand | None = None  # set when the path has {brand_id}: already checked visible to the key
     visible_brand_id: str | None = None  # instead of `brand` when the endpoint says `brand_row=False`
+    # Set (`brand_proved_by_handler`) while the database has not yet been asked whether the brand is visible.
+    brand_check: Callable[[], Awaitable[object]] | None = None
     _after_commit: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
     @property
@@ -155,6 +163,13 @@ class Call:
             return self.brand.id
         assert self.visible_brand_id is not None, "endpoint has no {brand_id}"
         return self.visible_brand_id
+
+    async def require_brand(self) -> None:
+        """Check the path's brand in the database now, if the dispatcher left it to the handler (404 if it is not
+        visible to the key)."""
+        check, self.brand_check = self.brand_check, None
+        if check is not None:
+            await check()
 
     def after_commit(self, fn: Callable[[], Awaitable[None]]) -> None:
         """Run once the transaction has committed (e.g. wake the worker); never runs on failure."""

@@ -106,6 +106,49 @@ def error_schema() -> dict[str, Any]:
     return ErrorEnvelope.model_json_schema()
 
 
+@cache
+def float_free(model: type[BaseModel]) -> bool:
+    """Whether `model.model_dump(mode="json")` can never hold a float: no `number` anywhere in its serialization
+    schema and no value of an open type (`Any`, a dict of anything). Such a dump is encoded by orjson with the
+    same bytes as the standard library's encoder, which differs from it only on floats (server/rest.py)."""
+    schema = model.model_json_schema(mode="serialization")
+    defs = schema.get("$defs", {})
+    seen: set[str] = set()
+
+    def free(node: Any) -> bool:
+        if not isinstance(node, dict):
+            return node is not True
+        if "$ref" in node:
+            name = node["$ref"].rsplit("/", 1)[-1]
+            if name in seen:
+                return True
+            seen.add(name)
+            return free(defs[name])
+        for key in ("anyOf", "oneOf", "allOf"):
+            if key in node:
+                return all(free(n) for n in node[key])
+        if "const" in node or "enum" in node:
+            values = node["enum"] if "enum" in node else [node["const"]]
+            return not any(isinstance(v, float) for v in values)
+        kinds = node.get("type")
+        if kinds is None:
+            return False  # any value at all
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if "number" in kinds:
+            return False
+        if "array" in kinds and not free(node.get("items", {})):
+            return False
+        if "object" in kinds:
+            if not all(free(n) for n in node.get("properties", {}).values()):
+                return False
+            extra = node.get("additionalProperties", "properties" not in node)
+            if extra is not False and not free(extra):
+                return False
+        return True
+
+    return free(schema)
+
+
 # -- lean listings (MCP `tools/list`) ---------------------------------------------------------------------
 # The full schemas above stay the REST contract (OpenAPI, response validation). An MCP client loads every
 # listed schema into its agent's context, so a tool lists a lean view (issue 17):

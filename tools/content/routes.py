@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import bindparam, delete
+from sqlalchemy import bindparam, delete, exists
 from sqlalchemy import select as core_select
 from sqlmodel import col, select
 
@@ -17,22 +17,24 @@ from schemas import content as sc
 from schemas.content import ListContentItemsRequest
 from schemas.errors import ApiError, Issues, issue
 from storage import keyset
+from storage.tables.brands import Brand
 from storage.tables.content import ContentItem, ContentItemLabel
 from storage.tables.integrations import Integration
 from tools.content.rules import (
+    LABEL_IDS_COLUMN,
     Draft,
     check,
     check_data,
     label_ids_of,
+    labels_of_column,
     load_item,
     released,
-    released_plain,
     set_labels,
     summary,
 )
 from tools.content.service import insert_item
 from tools.content.usage import require_unused
-from tools.endpoint import Call, Endpoint, Reply
+from tools.endpoint import Call, Endpoint
 from tools.links import link, links_to
 from tools.services.accounts import account_of, outbound, provider_error
 
@@ -48,20 +50,19 @@ def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
 
 # -- create ---------------------------------------------------------------------------------------------------
 
-async def create_content_item(call: Call, req: Any) -> dict[str, Any] | Reply:
+async def create_content_item(call: Call, req: Any) -> sc.CreatedContentItem:
     assert call.caller is not None
     item, draft = await insert_item(call.session, workspace_id=call.caller.workspace_id, user_id=call.caller.user_id,
                                     brand_id=call.brand_id, now=call.now, req=req)
     ids = list(item.intended_integration_ids)
-    plain = released_plain(item, draft.label_ids)  # the common draft as JSON already: no model to build and dump
-    data = {
-        "content_item": released(item, draft.label_ids) if plain is None else plain, "outcome": "created",
+    # The item is validated once, by `released`; pydantic takes the model instance as it is for the field.
+    return sc.CreatedContentItem.model_validate({
+        "content_item": released(item, draft.label_ids), "outcome": "created",
         "intended_integration_ids": ids, "next_actions": [{"action": "preflight_content", "integration_ids": list(ids)}],
         "links": _drop_none({"targets": link(LIST_TARGETS, brand_id=item.brand_id),
                              "preflight": link(PREFLIGHT, brand_id=item.brand_id,
                                                         content_item_id=item.id)}),
-    }
-    return data if plain is None else Reply(data=data, plain=True)
+    })
 
 
 # -- read and lists ------------------------------------------------------------------------------------------
@@ -76,36 +77,49 @@ async def get_content_item(call: Call, req: sc.ContentItemPath) -> sc.ContentIte
     return sc.ContentItemRead.model_validate({"content_item": released(item, labels), "links": _drop_none(links)})
 
 
-# What `summary` reads: rows of these columns, not ContentItem objects (no identity map on the hot list).
+# What `summary` reads: rows of these columns, not ContentItem objects (no identity map on the hot list), with
+# the item's label IDs in the same row.
 SUMMARY_COLUMNS = (col(ContentItem.id), col(ContentItem.brand_id), col(ContentItem.name), col(ContentItem.copy_mode),
                    col(ContentItem.single_copy), col(ContentItem.platform_copy), col(ContentItem.settings),
                    col(ContentItem.intended_integration_ids), col(ContentItem.created_at),
-                   col(ContentItem.updated_at))
+                   col(ContentItem.updated_at), LABEL_IDS_COLUMN)
 
 
 # Built once (tools/content/rules.py `summary` reads these columns: rows, not ContentItem objects; the two times
-# come as the API's text, made on SQLite straight from the stored text). SQLAlchemy's own `select`: it types ten
-# columns, sqlmodel's stops at four.
-_LIST = keyset.PageQuery(core_select(*SUMMARY_COLUMNS).where(col(ContentItem.brand_id) == bindparam("brand_id")),
+# come as the API's text, made on SQLite straight from the stored text). SQLAlchemy's own `select`: it types
+# eleven columns, sqlmodel's stops at four.
+# The page proves the brand visible to the key (the endpoint's `brand_proved_by_handler`): it selects only while
+# the brand is in the key's workspace, a subquery SQLite and PostgreSQL evaluate once.
+_BRAND_VISIBLE = exists(select(Brand.id).where(col(Brand.id) == bindparam("brand_id"),
+                                               col(Brand.workspace_id) == bindparam("workspace_id")))
+_LIST = keyset.PageQuery(core_select(*SUMMARY_COLUMNS).where(col(ContentItem.brand_id) == bindparam("brand_id"),
+                                                             _BRAND_VISIBLE),
                          ContentItem.updated_at, ContentItem.id, iso=("created_at", "updated_at"))
 
 
-async def list_content_items(call: Call, req: ListContentItemsRequest) -> Reply:
+async def list_content_items(call: Call, req: ListContentItemsRequest) -> sc.ContentItemPage:
     """Keyset pages on (updated_at, id) using ix_content_items_brand_updated: the cost of a page does not grow
     with the number of items. The cursor is the last item's ID, as the spec fixes it."""
-    mine = {"brand_id": call.brand_id}
+    assert call.caller is not None
+    mine = {"brand_id": call.brand_id, "workspace_id": call.caller.workspace_id}
     position = None
     if req.cursor is not None:
+        await call.require_brand()  # an unknown cursor is 400 only for a brand the key sees
         position = await _LIST.position_of_id(call.session, mine, req.cursor)
         if position is None:
             raise keyset.invalid_cursor("The cursor is not the ID of a content item of this brand; read the list "
                                         "again without cursor.")
+    # Without a cursor the page (its labels in the same row, the brand's visibility in its WHERE) is the one
+    # read: a statement on its own, no transaction; after a cursor's position it runs in the position's
+    # transaction (one snapshot).
     rows, has_more = await _LIST.page(call.session, mine, desc=req.order_direction == "desc", limit=req.limit,
-                                      position=position)
-    labels = await label_ids_of(call.session, [r.id for r in rows])
+                                      position=position, alone=True)
+    if not rows:
+        await call.require_brand()  # no item, or no brand this key sees: only the brand check tells
     self_link = links_to("get_content_item", "content_item_id", brand_id=call.brand_id)  # every row's brand
-    return Reply(data={"items": [summary(r, labels[r.id], self_link) for r in rows], "has_more": has_more,
-                       "next_cursor": rows[-1].id if has_more else None}, plain=True)
+    return sc.ContentItemPage.model_validate({
+        "items": [summary(r, labels_of_column(r.label_ids), self_link) for r in rows], "has_more": has_more,
+        "next_cursor": rows[-1].id if has_more else None})
 
 
 # -- update and delete (older routes) --------------------------------------------------------------------------
@@ -251,7 +265,7 @@ ENDPOINTS = [
     Endpoint(
         name="list_content_items", method="GET", path=CONTENT_ITEM_PATH, toolset="content",
         handler=list_content_items, request=ListContentItemsRequest, response=sc.ContentItemPage,
-        scopes=("posts:read",), brand_row=False, title="List content items",
+        scopes=("posts:read",), brand_row=False, brand_proved_by_handler=True, title="List content items",
         summary="List a brand's content items as summaries, most recently updated first, in "
                 "cursor pages.",
         guidance="Read-only; does not say whether an item is scheduled (list_drafts lists unused "

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-import orjson
-from sqlalchemy import bindparam
+from sqlalchemy import bindparam, func
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -325,6 +324,20 @@ async def label_ids_of(session: AsyncSession, item_ids: list[str]) -> dict[str, 
     return out
 
 
+# An item's label IDs as one column of the item's own row (`string_agg` on PostgreSQL, `group_concat` on SQLite:
+# SQLAlchemy's `aggregate_strings`), so a list page reads its items and their labels in one statement, from one
+# snapshot, instead of a second select (four driver calls on SQLite; docs/decisions.md, "Public APIs, fewer
+# statements"). IDs never hold a comma; `labels_of_column` splits and orders them as `label_ids_of` does.
+LABEL_IDS_COLUMN = (select(func.aggregate_strings(col(ContentItemLabel.label_id), ","))
+                    .where(col(ContentItemLabel.content_item_id) == col(ContentItem.id))
+                    .scalar_subquery().label("label_ids"))
+
+
+def labels_of_column(value: str | None) -> list[str]:
+    """`LABEL_IDS_COLUMN`'s text as the item's label IDs, in ID order."""
+    return sorted(value.split(",")) if value else []
+
+
 async def set_labels(session: AsyncSession, item: ContentItem, label_ids: list[str]) -> None:
     current = {r.label_id: r for r in (await session.exec(select(ContentItemLabel).where(
         ContentItemLabel.content_item_id == item.id))).all()}
@@ -357,38 +370,6 @@ def released(item: ContentItem | SimpleNamespace, label_ids: list[str]) -> Any:
         "single_copy": item.single_copy, "platform_copy": item.platform_copy, **_settings_out(item),
         "created_at": iso(item.created_at), "updated_at": iso(item.updated_at),
     })
-
-
-_COPY_KEYS = {"caption", "hashtags", "title"}
-
-
-def released_plain(item: Any, label_ids: list[str]) -> dict[str, Any] | None:
-    """`released(...)` dumped as JSON (`model_dump(mode="json", by_alias=True)`), built as a dict without the
-    model, for the common new draft: single copy, no platform settings, and a thumbnail time that orjson writes
-    as the standard library does (`Reply.plain`). None for anything else: the caller uses `released`.
-    tests/content/test_released_plain.py holds the two equal."""
-    single = item.single_copy
-    stamp = item.thumbnail_timestamp
-    if (item.settings or item.platform_copy is not None or item.copy_mode != "single" or type(single) is not dict
-            or single.keys() != _COPY_KEYS or type(single["caption"]) is not str
-            or type(single["hashtags"]) is not list or not all(type(h) is str for h in single["hashtags"])
-            or not (single["title"] is None or type(single["title"]) is str)
-            or type(stamp) not in (float, int) or type(stamp) is bool):
-        return None
-    stamp = float(stamp)
-    if orjson.dumps(stamp) != repr(stamp).encode():  # e.g. 1e-05, which orjson writes 0.00001
-        return None
-    media = item.thumbnail_media_id
-    if not (media is None or type(media) is str) or not all(type(i) is str for i in item.intended_integration_ids):
-        return None
-    return {
-        "id": item.id, "brand_id": item.brand_id, "name": item.name, "label_ids": list(label_ids),
-        "thumbnail_media_id": media, "thumbnail_timestamp": stamp,
-        "intended_integration_ids": list(item.intended_integration_ids), "copy_mode": "single",
-        "single_copy": {"caption": single["caption"], "hashtags": list(single["hashtags"]), "title": single["title"]},
-        "platform_copy": None, **dict.fromkeys(MAIN_SETTINGS_KEYS),
-        "created_at": iso(item.created_at), "updated_at": iso(item.updated_at),
-    }
 
 
 def older(item: ContentItem | SimpleNamespace, label_ids: list[str]) -> Any:

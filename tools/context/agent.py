@@ -10,7 +10,7 @@ from schemas.brands import GetContextRequest
 from schemas.scopes import DEFAULT_UNDISCLOSED, disclosed
 from storage.statements import Query
 from storage.tables.brands import Brand
-from tools.endpoint import Call, Endpoint, Reply
+from tools.endpoint import Call, Endpoint
 from tools.links import link, links_to_each
 
 
@@ -28,7 +28,7 @@ BRAND_LINKS = ("list_targets", "import_media", "create_content_item")
 _CONTEXT_BRANDS = {restricted: _context_brands(restricted) for restricted in (False, True)}
 
 
-async def get_context(call: Call, req: GetContextRequest) -> Reply:
+async def get_context(call: Call, req: GetContextRequest) -> out.AgentContext:
     caller = call.caller
     assert caller is not None
     params: dict = {"workspace_id": caller.workspace_id}
@@ -40,9 +40,8 @@ async def get_context(call: Call, req: GetContextRequest) -> Reply:
     brands = [{"id": brand_id, "name": name, "links": {"targets": targets(brand_id), "media_imports": media_imports(brand_id),
                                                       "content_items": content_items(brand_id)}}
               for brand_id, name in rows[:out.CONTEXT_BRANDS_MAX]]
-    # Built as out.AgentContext dumps it (field order, `method` only off GET): the hot route skips the model's
-    # validate-and-dump round trip; the tests check the payload against the response schema.
-    return Reply(plain=True, data={
+    # One validation of the whole payload (pydantic-core builds the nested models from plain values).
+    return out.AgentContext.model_validate({
         "actor": {"user_id": caller.user_id},
         "workspace": {"id": caller.workspace_id, "name": caller.workspace_name},
         "api_key": {

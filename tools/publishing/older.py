@@ -18,7 +18,7 @@ from storage.pagination import older_page, older_page_of_ids, sort_order
 from storage.tables.content import ContentItem
 from storage.tables.publishing import Publication
 from tools.content.routes import CONTENT_ITEM_PATH
-from tools.content.rules import label_ids_of, older
+from tools.content.rules import LABEL_IDS_COLUMN, labels_of_column, older
 from tools.content.service import insert_item
 from tools.endpoint import Call, Endpoint, Reply
 from tools.history import publication_out, publication_targets
@@ -32,20 +32,20 @@ async def request_media_upload_url(call: Call, req: RequestUploadUrlRequest) -> 
     return await legacy_upload_url(call, req)
 
 
-async def create_content_item_older(call: Call, req: Any) -> Any:
+async def create_content_item_older(call: Call, req: Any) -> sc.OlderContentItem:  # pyright: ignore[reportInvalidTypeForm]  # a model made by create_model
     assert call.caller is not None
     item, draft = await insert_item(call.session, workspace_id=call.caller.workspace_id, user_id=call.caller.user_id,
                                     brand_id=call.brand_id, now=call.now, req=req)
     return older(cast(ContentItem, item), draft.label_ids)  # a SimpleNamespace with ContentItem's attributes
 
 
-async def list_content_items_older(call: Call, req: ListContentItemsOlderRequest) -> Reply:
+async def list_content_items_older(call: Call, req: ListContentItemsOlderRequest) -> Reply[list[sc.OlderContentItem]]:  # pyright: ignore[reportInvalidTypeForm]  # a model made by create_model
     order = sort_order(getattr(ContentItem, req.sort_by), ContentItem.id, req.sort_dir)
+    # Each item with its label IDs in the same row: one statement, one snapshot (tools/content/rules.py).
     rows, pagination = await older_page(
-        call.session, select(ContentItem).where(ContentItem.brand_id == call.brand_id).order_by(*order),
-        req.page, req.limit)
-    labels = await label_ids_of(call.session, [r.id for r in rows])
-    return Reply(data=[older(r, labels[r.id]) for r in rows], pagination=pagination)
+        call.session, select(ContentItem, LABEL_IDS_COLUMN).where(ContentItem.brand_id == call.brand_id)
+        .order_by(*order), req.page, req.limit)
+    return Reply(data=[older(item, labels_of_column(labels)) for item, labels in rows], pagination=pagination)
 
 
 async def list_publications(call: Call, req: ListPublicationsRequest) -> Reply[list[history_out.Publication]]:
