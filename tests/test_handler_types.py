@@ -20,20 +20,12 @@ from tools.endpoint import Endpoint, Reply
 
 # Handlers not yet returning their declared model (issue 29 item 4): remove a name when converting it.
 UNCONVERTED: frozenset[str] = frozenset({
-    "approve_autopilot_item", "approve_schedule", "cancel_schedule",
-    "create_claim_link", "create_content_item", "create_content_item_older", "create_media_upload_session",
-    "create_prospect_brand", "create_schedule", "delete_content_item",
-    "delete_draft", "delete_schedule", "get_autopilot_plan",
-    "get_autopilot_week", "get_brand", "get_content_item", "get_context",
-    "get_marketing_sample_pack", "get_media", "get_platform_capabilities", "get_prospect_status",
-    "get_schedule", "get_schedule_receipt", "get_target_dynamic_options", "get_website_scan", "import_media",
-    "list_brands", "list_content_items", "list_content_items_older", "list_drafts",
-    "list_media",
-    "list_schedules", "move_schedule_to_draft", "preflight_content", "refresh_target_dynamic_options",
-    "regenerate_autopilot_item", "repair_media_derivative", "request_media_upload_url",
-    "request_provider_cleanup", "reschedule_schedule", "start_content_pipeline", "start_website_scan",
-    "update_content_item", "update_draft", "update_media", "update_prospect_brand",
-    "update_tiktok_privacy",
+    "approve_autopilot_item", "create_claim_link", "create_content_item", "create_content_item_older",
+    "create_prospect_brand", "delete_content_item", "delete_draft", "get_autopilot_plan", "get_autopilot_week",
+    "get_brand", "get_content_item", "get_context", "get_marketing_sample_pack", "get_prospect_status",
+    "get_website_scan", "list_brands", "list_content_items", "list_content_items_older", "list_drafts",
+    "regenerate_autopilot_item", "start_content_pipeline", "start_website_scan", "update_content_item",
+    "update_draft", "update_prospect_brand",
 })
 
 

@@ -157,7 +157,7 @@ def _next_actions(media: Media, source: Media, platform: str, integration_id: st
     ]
 
 
-async def repair_media_derivative(call: Call, req: RepairDerivativeRequest) -> Reply:
+async def repair_media_derivative(call: Call, req: RepairDerivativeRequest) -> Reply[out.RepairDerivativeResult]:
     source = await _get(call, req.media_id)
     await _check_request(call, req, source)
     option = _match(req, source)
@@ -177,7 +177,7 @@ async def repair_media_derivative(call: Call, req: RepairDerivativeRequest) -> R
         derived_from_id=source.id, derivation=record, folder_id=source.folder_id, description=source.description)
     await enqueue_processing(call.session, call.now, media.id)
     call.wake_worker_after_commit()
-    return Reply(status=201, data={
+    return Reply(status=201, data=out.RepairDerivativeResult.model_validate({
         "media": media_item(media, call.rt.settings, call.now),
         "outcome": "created",
         "derived_from_id": source.id,
@@ -185,7 +185,7 @@ async def repair_media_derivative(call: Call, req: RepairDerivativeRequest) -> R
         "next_actions": _next_actions(media, source, req.platform, req.integration_id),
         "links": {"self": link("get_media", brand_id=media.brand_id, media_id=media.id),
                   "source": link("get_media", brand_id=source.brand_id, media_id=source.id)},
-    })
+    }))
 
 
 def _replayed(data: Any) -> Any:

@@ -46,7 +46,7 @@ from tools.schedules.rules_engine import evaluate
 class Preflight:
     """What a preflight found: the API payload and the engine result behind it."""
 
-    payload: dict[str, Any]
+    payload: PreflightResult
     result: EngineResult
 
     @property
@@ -58,8 +58,8 @@ class Preflight:
         return ApiError("PREFLIGHT_BLOCKED", f"Preflight found {len(self.result.blockers)} blocker(s); nothing was "
                                              "scheduled.",
                         issues=[i.to_dict() for i in self.result.blockers],
-                        details={"fingerprint": self.payload["fingerprint"],
-                                 "validation_version": self.payload["validation_version"]})
+                        details={"fingerprint": self.payload.fingerprint,
+                                 "validation_version": self.payload.validation_version})
 
 
 def _normalised_time(text: str | None) -> str | None:
@@ -161,7 +161,7 @@ async def run_preflight(session: AsyncSession, *, brand: Brand, content_item_id:
         "warnings": [i.to_dict() for i in result.warnings],
         "next_actions": result.next_actions,
         "links": links,
-    }).model_dump(mode="json")
+    })
     return Preflight(payload, result)
 
 
@@ -192,7 +192,7 @@ async def require_schedulable(call: Call, *, content_item_id: str, integration_i
     return found
 
 
-async def preflight_content(call: Call, req: PreflightRequest) -> dict[str, Any]:
+async def preflight_content(call: Call, req: PreflightRequest) -> PreflightResult:
     assert call.brand is not None
     found = await run_preflight(
         call.session, brand=call.brand, content_item_id=req.content_item_id, integration_ids=req.integration_ids,

@@ -154,7 +154,7 @@ def _summary(targets: list[PublishTarget]) -> dict[str, int]:
             "in_progress": sum(t.state in IN_PROGRESS_STATES for t in targets)}
 
 
-async def get_schedule_receipt(call: Call, req: ReceiptRequest) -> dict[str, Any]:
+async def get_schedule_receipt(call: Call, req: ReceiptRequest) -> out.ReceiptResult:
     schedule = await _schedule(call, req.schedule_id)
     run, targets = await _latest_run(call, schedule)
     ids = {"brand_id": call.brand_id, "schedule_id": schedule.id}
@@ -193,7 +193,7 @@ async def get_schedule_receipt(call: Call, req: ReceiptRequest) -> dict[str, Any
                     "request_provider_cleanup (needs publish:execute) before cleanup_authority_expires_at.")})
     data["next_actions"] = next_actions
     data["links"] = links
-    return data
+    return out.ReceiptResult.model_validate(data)
 
 
 # -- POST provider-cleanup ---------------------------------------------------------------------------------------
@@ -209,7 +209,7 @@ def _skip_reason(t: PublishTarget) -> str | None:
     return None
 
 
-async def request_provider_cleanup(call: Call, req: ProviderCleanupRequest) -> dict[str, Any]:
+async def request_provider_cleanup(call: Call, req: ProviderCleanupRequest) -> out.CleanupResult:
     schedule = await _schedule(call, req.schedule_id)
     run, targets = await _latest_run(call, schedule)
     if run is None:
@@ -250,9 +250,10 @@ async def request_provider_cleanup(call: Call, req: ProviderCleanupRequest) -> d
     await call.session.flush()
     call.wake_worker_after_commit()
     queued = sum(r["cleanup"] == "queued" for r in results)
-    return {"schedule_id": schedule.id, "execution_id": run.id, "outcome": "cleanup_queued", "queued": queued,
-            "skipped": len(results) - queued, "targets": results,
-            "links": {"receipt": link("get_schedule_receipt", brand_id=call.brand_id, schedule_id=schedule.id)}}
+    return out.CleanupResult.model_validate({
+        "schedule_id": schedule.id, "execution_id": run.id, "outcome": "cleanup_queued", "queued": queued,
+        "skipped": len(results) - queued, "targets": results,
+        "links": {"receipt": link("get_schedule_receipt", brand_id=call.brand_id, schedule_id=schedule.id)}})
 
 
 def _replayed(data: Any) -> Any:
