@@ -7,7 +7,7 @@ tests all read them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
@@ -17,12 +17,14 @@ from schemas.paging import Cursor
 from schemas.requests import PathParam, QueryParam, RequestModel
 
 MiB = 1024 * 1024
+MediaKind = Literal["image", "video"]
+MEDIA_KINDS: tuple[MediaKind, ...] = get_args(MediaKind)
 
 
 @dataclass(frozen=True)
 class MediaType:
     content_type: str
-    kind: Literal["image", "video"]
+    kind: MediaKind
     # What the leading bytes must be (see tools.media.probe.sniff): one family may serve several types.
     family: Literal["jpeg", "png", "gif", "webp", "isobmff", "webm"]
     extensions: tuple[str, ...]

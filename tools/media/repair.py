@@ -35,9 +35,10 @@ from tools.media.derivatives import (
     output_content_type,
 )
 from tools.media.items import media_item
-from tools.media.routes import _get, _new_media
+from tools.media.routes import _get, _new_media, workspace_of
 from tools.media.transform import TransformError
 from tools.media.uploads import enqueue_processing
+from tools.schedules.preflight import media_facts
 from tools.schedules.repair_options import compute_repair_options, find_repair_option
 
 
@@ -57,7 +58,7 @@ async def _check_request(call: Call, req: RepairDerivativeRequest, source: Media
     next_action = "preflight_content"
     integration = (await call.session.exec(select(Integration).where(
         Integration.id == req.integration_id, Integration.brand_id == call.brand_id,
-        Integration.workspace_id == call.brand.workspace_id))).first()
+        Integration.workspace_id == workspace_of(call)))).first()
     if integration is None:
         issues.append(issue("$.integration_id", "NOT_FOUND", "No integration of this brand has this ID; use the "
                                                              "integration_id of the repair option (list_targets)."))
@@ -84,9 +85,7 @@ async def _check_request(call: Call, req: RepairDerivativeRequest, source: Media
 
 def _facts(media: Media) -> MediaFacts:
     # The same facts preflight builds for this row, so the recomputed options are the ones preflight issues.
-    return MediaFacts(id=media.id, status=media.status, kind=media.kind, content_type=media.content_type,
-                      width=media.width, height=media.height, duration=media.duration, size=media.size,
-                      sha256=media.sha256)
+    return media_facts(media)
 
 
 def _match(req: RepairDerivativeRequest, source: Media) -> RepairOption:

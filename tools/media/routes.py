@@ -54,8 +54,13 @@ SCAN_WINDOW = 4 * LIST_MAX_LIMIT
 
 # -- helpers -------------------------------------------------------------------------------------------------
 
+def workspace_of(call: Call) -> str:
+    assert call.brand is not None  # every media route has {brand_id} and loads the Brand row
+    return call.brand.workspace_id
+
+
 async def _check_folder(call: Call, folder_id: str | None, issues: Issues) -> None:
-    if folder_id is not None and not await folder_exists(call.session, call.brand.workspace_id, call.brand_id,
+    if folder_id is not None and not await folder_exists(call.session, workspace_of(call), call.brand_id,
                                                          folder_id):
         issues.add("$.folder_id", "NOT_FOUND", "No media folder of this brand has this ID.")
 
@@ -86,7 +91,7 @@ async def _get(call: Call, media_id: str) -> Media:
         raise not_found("Media")
     media = (await call.session.exec(select(Media).where(
         Media.id == media_id, Media.brand_id == call.brand_id,
-        Media.workspace_id == call.brand.workspace_id))).first()
+        Media.workspace_id == workspace_of(call)))).first()
     if media is None:
         raise not_found("Media")
     return media
@@ -196,7 +201,7 @@ async def list_media(call: Call, req: ListMediaRequest) -> out.MediaList:
         raise ApiError("INVALID_QUERY", "cursor needs pagination=cursor.",
                        issues=[{"code": "REQUIRES_PAGINATION_CURSOR", "field_path": "$.cursor",
                                 "message": "Send pagination=cursor with cursor."}])
-    query = select(Media).where(Media.brand_id == call.brand_id, Media.workspace_id == call.brand.workspace_id)
+    query = select(Media).where(Media.brand_id == call.brand_id, Media.workspace_id == workspace_of(call))
     if req.cursor is not None:
         query = keyset.after(query, Media.created_at, Media.id, decode_cursor(call, req.cursor), desc=True)
     rows = (await call.session.exec(

@@ -157,8 +157,7 @@ def _summary(targets: list[PublishTarget]) -> dict[str, int]:
 async def get_schedule_receipt(call: Call, req: ReceiptRequest) -> out.ReceiptResult:
     schedule = await _schedule(call, req.schedule_id)
     run, targets = await _latest_run(call, schedule)
-    ids = {"brand_id": call.brand_id, "schedule_id": schedule.id}
-    links: dict[str, Any] = {"self": link("get_schedule_receipt", **ids),
+    links: dict[str, Any] = {"self": link("get_schedule_receipt", brand_id=call.brand_id, schedule_id=schedule.id),
                              "history": link("list_history", brand_id=call.brand_id)}
     data: dict[str, Any] = {"schedule_id": schedule.id, "receipt": None}
     next_actions: list[dict[str, str]] = []
@@ -187,7 +186,8 @@ async def get_schedule_receipt(call: Call, req: ReceiptRequest) -> out.ReceiptRe
                 authority, expires = issue_authority(call.rt, schedule, run, call.now)
                 data["cleanup_authority"] = authority
                 data["cleanup_authority_expires_at"] = iso(expires)
-                links["provider_cleanup"] = link("request_provider_cleanup", **ids)
+                links["provider_cleanup"] = link("request_provider_cleanup", brand_id=call.brand_id,
+                                                 schedule_id=schedule.id)
                 next_actions.append({"action": "request_provider_cleanup", "guidance": (
                     "Only if these posts must be removed from the platforms: send cleanup_authority to "
                     "request_provider_cleanup (needs publish:execute) before cleanup_authority_expires_at.")})
@@ -229,8 +229,8 @@ async def request_provider_cleanup(call: Call, req: ProviderCleanupRequest) -> o
     spent = await call.session.exec(
         update(PublishExecution)
         .where(col(PublishExecution.id) == run.id,
-               col(PublishExecution.cleanup_authority_hash).is_(None) if previous is None  # pyright: ignore[reportArgumentType]  # a SQLModel column used as an expression
-               else PublishExecution.cleanup_authority_hash == previous)
+               col(PublishExecution.cleanup_authority_hash).is_(None) if previous is None
+               else col(PublishExecution.cleanup_authority_hash) == previous)
         .values(cleanup_authority_hash=authority_hash(req.cleanup_authority), updated_at=call.now)
         .execution_options(synchronize_session=False))
     if spent.rowcount != 1:
