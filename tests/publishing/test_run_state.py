@@ -117,7 +117,7 @@ async def test_an_approval_without_publish_authority_is_held(world) -> None:
     env = world.env
     sid = await claimed(world, platforms=("instagram",), key_id=None)
     steps = Steps(env.rt, group=False)
-    assert await begin(steps, env, sid) is None
+    assert await steps.run(lambda tx: run_state.begin_run(tx, env.rt, "w1", sid)) is None
     schedule = await schedule_of(env.db, sid)
     assert (schedule.status, schedule.approval_status, schedule.lease_owner) == (
         "action_required", "pending_review", None)
