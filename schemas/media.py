@@ -7,9 +7,9 @@ tests all read them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from schemas.envelope import Link
 from schemas.ids import Id
@@ -17,12 +17,14 @@ from schemas.paging import Cursor
 from schemas.requests import PathParam, QueryParam, RequestModel
 
 MiB = 1024 * 1024
+MediaKind = Literal["image", "video"]
+MEDIA_KINDS: tuple[MediaKind, ...] = get_args(MediaKind)
 
 
 @dataclass(frozen=True)
 class MediaType:
     content_type: str
-    kind: Literal["image", "video"]
+    kind: MediaKind
     # What the leading bytes must be (see tools.media.probe.sniff): one family may serve several types.
     family: Literal["jpeg", "png", "gif", "webp", "isobmff", "webm"]
     extensions: tuple[str, ...]
@@ -78,7 +80,9 @@ class NextAction(_Out):
     action: str = Field(description="Bounded action identifier: read_media_again, repair_media, upload_media_bytes, "
                                     "mark_ready_for_processing.")
     guidance: str
-    reason_code: str | None = Field(default=None, description="Machine code of a failure (repair_media only).")
+    # Absent (not null) on other actions, as the handlers have always written it.
+    reason_code: str | None = Field(default=None, description="Machine code of a failure (repair_media only).",
+                                    exclude_if=lambda v: v is None)
 
 
 class Readiness(_Out):
@@ -115,6 +119,16 @@ class MediaList(_Out):
     items: list[MediaItem]
     has_more: bool
     next_cursor: str | None = Field(default=None, description="Present with pagination=cursor; send back as cursor.")
+
+    # No return annotation: pydantic then keeps the fields' serialization schema (an annotation would replace it).
+    @model_serializer(mode="wrap")
+    def _cursor_only_when_asked(self, handler: SerializerFunctionWrapHandler):
+        """The default list has no next_cursor at all (spec: pagination=cursor opts in); with pagination=cursor
+        it is present, null on the last page. So it is written only when the handler set it."""
+        data = handler(self)
+        if "next_cursor" not in self.model_fields_set:
+            data.pop("next_cursor", None)
+        return data
 
 
 class ImportResult(_Out):

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.content import id_set
 from schemas.envelope import Link
+from schemas.media import MediaKind
 from schemas.platform_settings import SETTINGS_MODELS, Settings
 from schemas.platforms import BY_KEY
 from schemas.requests import PathParam, RequestModel
@@ -85,7 +86,7 @@ class MediaFacts(_Facts):
 
     id: str
     status: str
-    kind: Literal["image", "video"] | None = None
+    kind: MediaKind | None = None
     content_type: str | None = None
     width: int | None = None
     height: int | None = None

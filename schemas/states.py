@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 ApprovalStatus = Literal["approved", "pending_review", "rejected"]
-APPROVAL_STATUSES: tuple[str, ...] = get_args(ApprovalStatus)
+APPROVAL_STATUSES: tuple[ApprovalStatus, ...] = get_args(ApprovalStatus)
 
 # Schedule.status. Held (pending_review / rejected) schedules are `action_required`; approved future ones
 # `scheduled`; `publishing` while a run executes; then `published`, `partially_published` or `failed`.

@@ -152,7 +152,7 @@ class DynamicOptions(_Out):
     # Present only for the kind that has it (absent, never null), as the spec's optional platform fields are.
     constraints: PrivacyConstraints = Field(
         None, description="TikTok only: what the creator has disabled. Absent for other kinds.",
-        json_schema_extra=_drop_default)  # pyright: ignore[reportAssignmentType]  # pydantic accepts None as the default of a field left absent
+        exclude_if=lambda v: v is None, json_schema_extra=_drop_default)  # pyright: ignore[reportAssignmentType]  # pydantic accepts None as the default of a field left absent
     retrieved_at: str = Field(description="When the provider was read (this request); options are never cached.")
     links: DynamicOptionsLinks
 

@@ -65,7 +65,8 @@ def readme() -> str:
     """README.md (installed: the distribution's long description, which setuptools takes from it)."""
     if _source() is not None:
         return (ROOT / "README.md").read_text()
-    return _dist().metadata.json.get("description") or ""
+    found = _dist().metadata.json.get("description")  # str (a list only for multiple-use fields)
+    return found if isinstance(found, str) else ""
 
 
 def bundle_name() -> str:

@@ -239,7 +239,7 @@ def stale() -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m server.generate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m server.generate", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
     args = parser.parse_args(argv)
     if args.check:

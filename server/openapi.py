@@ -158,7 +158,7 @@ def _area_codes(module_name: str) -> frozenset[str]:
 
 
 def _statuses(ep: Endpoint) -> list[int]:
-    out = set(EVERY_ROUTE)
+    out: set[int] = set(EVERY_ROUTE)
     if not ep.public:
         out |= {401, 403}
     if ep.path_params:

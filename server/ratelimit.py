@@ -20,12 +20,14 @@ from limits import RateLimitItemPerSecond
 from limits.aio.storage import Storage
 from limits.aio.strategies import FixedWindowRateLimiter
 from limits.storage import storage_from_string
-from sqlalchemy import case, delete, select
+from sqlalchemy import Table, case, delete, select
 from sqlalchemy.ext.asyncio import create_async_engine
 from starlette.responses import Response
 
 from storage.db import Database
 from storage.tables.operations import RateLimitCounter
+
+_COUNTERS: Table = RateLimitCounter.__table__  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 
 log = logging.getLogger("socialpub.ratelimit")
 
@@ -162,7 +164,7 @@ class DatabaseStorage(Storage):
         return Exception
 
     async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
-        now, table = time.time(), RateLimitCounter.__table__
+        now, table = time.time(), _COUNTERS
         expired = table.c.expires_at <= now
         stmt = self._insert(table).values(key=key, count=amount, expires_at=now + expiry)
         stmt = stmt.on_conflict_do_update(index_elements=[table.c.key], set_={
@@ -173,7 +175,7 @@ class DatabaseStorage(Storage):
             return int((await conn.execute(stmt)).scalar_one())
 
     async def _row(self, key: str) -> tuple[int, float] | None:
-        table = RateLimitCounter.__table__
+        table = _COUNTERS
         async with self.engine.connect() as conn:
             row = (await conn.execute(select(table.c.count, table.c.expires_at).where(table.c.key == key))).first()
         return (int(row[0]), float(row[1])) if row and row[1] > time.time() else None
@@ -196,14 +198,14 @@ class DatabaseStorage(Storage):
 
     async def reset(self) -> int | None:
         async with self.engine.begin() as conn:
-            return (await conn.execute(delete(RateLimitCounter.__table__))).rowcount
+            return (await conn.execute(delete(_COUNTERS))).rowcount
 
     async def aclose(self) -> None:
         await self.engine.dispose()
 
     async def clear(self, key: str) -> None:
         async with self.engine.begin() as conn:
-            await conn.execute(delete(RateLimitCounter.__table__).where(RateLimitCounter.__table__.c.key == key))
+            await conn.execute(delete(_COUNTERS).where(_COUNTERS.c.key == key))
 
 
 class RateLimitConfigError(ValueError):
@@ -221,7 +223,9 @@ def storage_for(spec: str, db: Database) -> Storage:
                 "single writer); use memory on one machine.")
         return DatabaseStorage(db)
     if spec.startswith(("redis://", "rediss://")):
-        return storage_from_string(f"async+{spec}")
+        found = storage_from_string(f"async+{spec}")
+        assert isinstance(found, Storage)  # an async+ URL makes limits' async storage
+        return found
     raise RateLimitConfigError(f"SOCIALPUB_RATE_LIMIT_STORAGE must be memory, database or redis://host:port, "
                                f"not {spec[:60]!r}.")
 

@@ -13,7 +13,7 @@ from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route, Router
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from schemas.errors import ApiError, issue
 from server import jsonbody
@@ -245,7 +245,7 @@ class CatchAll:
             return
         started = False
 
-        async def send_wrapper(message: dict[str, Any]) -> None:
+        async def send_wrapper(message: Message) -> None:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
@@ -286,7 +286,7 @@ def _enveloped_405(scope: Scope, receive: Receive, send: Send) -> Send:
     that answer is replaced by the envelope, keeping its `Allow` header."""
     replaced = False
 
-    async def wrapped(message: dict[str, Any]) -> None:
+    async def wrapped(message: Message) -> None:
         nonlocal replaced
         if message["type"] == "http.response.start" and message["status"] == 405:
             headers = {k.decode().lower(): v.decode() for k, v in message.get("headers", [])}

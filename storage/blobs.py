@@ -18,7 +18,7 @@ from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import anyio
 
@@ -59,6 +59,17 @@ class BlobStore(Protocol):
     def local_path(self, key: str) -> contextlib.AbstractAsyncContextManager[Path]:
         """A local file holding the blob, for decoders that need a path (an object store downloads it)."""
         ...
+
+
+@runtime_checkable
+class DirectUploadStore(BlobStore, Protocol):
+    """A store clients PUT to directly (S3, storage/s3.py): presigned PUT URLs, and a server-side copy of what a
+    client PUT to its incoming key."""
+
+    def presign_put(self, key: str, *, content_type: str, size: int, sha256: str,
+                    expires_in: int) -> tuple[str, dict[str, str]]: ...
+
+    async def copy(self, source: str, target: str) -> None: ...
 
 
 def check_key(key: str) -> str:

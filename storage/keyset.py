@@ -17,7 +17,7 @@ import json
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import Integer, bindparam
+from sqlalchemy import BindParameter, Integer, bindparam
 from sqlmodel import or_, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -42,8 +42,9 @@ def order(column: Any, id_column: Any, desc: bool) -> tuple[Any, Any]:
     return sort_order(column, id_column, "desc" if desc else "asc")
 
 
-def after(query: Any, column: Any, id_column: Any, position: Position, desc: bool) -> Any:
-    """The rows strictly after `position` in the list's order."""
+def after(query: Any, column: Any, id_column: Any, position: Position | tuple[Any, BindParameter[Any]],
+          desc: bool) -> Any:
+    """The rows strictly after `position` in the list's order (a page's values, or bound parameters for them)."""
     value, last_id = position
     if desc:
         return query.where(column <= value, or_(column < value, id_column < last_id))

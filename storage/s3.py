@@ -146,7 +146,8 @@ class S3BlobStore:
             await anyio.to_thread.run_sync(lambda: self.client.download_file(self.bucket, name, str(path)))
             yield path
 
-    def presign_put(self, key: str, *, content_type: str, size: int, sha256: str, expires_in: int) -> tuple[str, dict]:
+    def presign_put(self, key: str, *, content_type: str, size: int, sha256: str,
+                    expires_in: int) -> tuple[str, dict[str, str]]:
         """A presigned PUT URL for `key` binding type, length and SHA-256 (S3 verifies the checksum), and the
         headers the client must send with it."""
         checksum = base64.b64encode(bytes.fromhex(sha256)).decode()
@@ -161,7 +162,7 @@ class S3BlobStore:
 def _client(endpoint_url: str | None, region: str | None, access_key_id: str | None,
             secret_access_key: str | None) -> Any:
     try:
-        import boto3
+        from boto3.session import Session
         from botocore.config import Config
     except ImportError:  # boto3 is the `s3` extra
         raise MissingExtra(S3_EXTRA_MISSING) from None
@@ -169,7 +170,7 @@ def _client(endpoint_url: str | None, region: str | None, access_key_id: str | N
     config = Config(signature_version="s3v4", retries={"max_attempts": 5, "mode": "standard"},
                     s3={"addressing_style": "path"} if endpoint_url else {}, max_pool_connections=32,
                     request_checksum_calculation="when_required", response_checksum_validation="when_required")
-    return boto3.session.Session().client("s3", endpoint_url=endpoint_url, region_name=region or "us-east-1",
+    return Session().client("s3", endpoint_url=endpoint_url, region_name=region or "us-east-1",
                                           aws_access_key_id=access_key_id, aws_secret_access_key=secret_access_key,
                                           config=config)
 

@@ -11,6 +11,7 @@ machinery. Public APIs only (docs/decisions.md, "Public APIs only").
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -57,7 +58,7 @@ class Query:
             result = await conn.execute(self.statement, params)
             return self._rows(result.all())
 
-    def _rows(self, found: list[Any]) -> list[Any]:
+    def _rows(self, found: Sequence[Any]) -> list[Any]:
         make = self.row._make
         if not self.iso:
             return [make(r) for r in found]

@@ -1,9 +1,7 @@
 """Every handler's return annotation is the response model its endpoint declares (`Model`, `Reply[Model]`, for
 an older list `Reply[list[Model]]`), and pyright (run by .ci/run) holds each handler body to its annotation: the
 declared schema, the REST envelope and the MCP result come from one model and cannot diverge.
-
-UNCONVERTED lists the handlers that still return plain dicts; it only shrinks (a converted handler left in it
-fails too).
+Every handler is converted (issue 29 item 4): none returns a plain dict.
 """
 
 from __future__ import annotations
@@ -17,16 +15,6 @@ import pytest
 from schemas import library as sl
 from tools import catalogue
 from tools.endpoint import Endpoint, Reply
-
-# Handlers not yet returning their declared model (issue 29 item 4): remove a name when converting it.
-UNCONVERTED: frozenset[str] = frozenset({
-    "approve_schedule", "cancel_schedule", "create_media_upload_session", "create_schedule", "delete_schedule",
-    "get_media", "get_platform_capabilities", "get_schedule", "get_schedule_receipt", "get_target_dynamic_options",
-    "import_media", "list_media", "list_schedules", "move_schedule_to_draft", "preflight_content",
-    "refresh_target_dynamic_options", "repair_media_derivative", "request_media_upload_url",
-    "request_provider_cleanup", "reschedule_schedule", "update_media",
-    "update_tiktok_privacy",
-})
 
 
 def accepted(ep: Endpoint) -> set[object]:
@@ -55,16 +43,9 @@ def test_every_endpoint_declares_a_response_model() -> None:
     assert [ep.name for ep in catalogue.endpoints() if ep.response is None] == []
 
 
-def test_converted_handlers_return_the_declared_model() -> None:
-    wrong = [m for ep in catalogue.endpoints() if ep.name not in UNCONVERTED and (m := mismatch(ep))]
+def test_every_handler_returns_the_declared_model() -> None:
+    wrong = [m for ep in catalogue.endpoints() if (m := mismatch(ep))]
     assert wrong == []
-
-
-def test_unconverted_list_only_shrinks() -> None:
-    names = {ep.name for ep in catalogue.endpoints()}
-    assert names >= UNCONVERTED, f"not endpoints: {sorted(UNCONVERTED - names)}"
-    done = sorted(n for n in UNCONVERTED if mismatch(catalogue.get(n)) is None)
-    assert done == [], f"converted: remove {done} from UNCONVERTED"
 
 
 @pytest.mark.parametrize("plant", ["other_model", "plain_dict", "older_without_list"])

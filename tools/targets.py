@@ -387,7 +387,7 @@ def _clean_options(result: Options, kind: str) -> tuple[list[dict[str, str]], di
 
 
 def _payload(call: Call, i: Integration, kind: str, options: list[dict[str, str]],
-             constraints: dict[str, bool] | None) -> dict[str, Any]:
+             constraints: dict[str, bool] | None) -> out.DynamicOptions:
     body: dict[str, Any] = {"brand_id": i.brand_id, "integration_id": i.id, "platform": i.platform, "kind": kind,
                             "options": options}
     if constraints is not None:
@@ -395,10 +395,10 @@ def _payload(call: Call, i: Integration, kind: str, options: list[dict[str, str]
     body["retrieved_at"] = iso(call.rt.clock.now())
     body["links"] = {"self": link("get_target_dynamic_options", brand_id=i.brand_id, integration_id=i.id),
                      "refresh": link("refresh_target_dynamic_options", brand_id=i.brand_id, integration_id=i.id)}
-    return body
+    return out.DynamicOptions.model_validate(body)
 
 
-async def get_target_dynamic_options(call: Call, req: IntegrationPath) -> dict[str, Any]:
+async def get_target_dynamic_options(call: Call, req: IntegrationPath) -> out.DynamicOptions:
     i = await _integration(call, req.integration_id)
     kind = _kind(i)
     _require_connected(i)
@@ -426,7 +426,7 @@ async def get_target_dynamic_options(call: Call, req: IntegrationPath) -> dict[s
     return _payload(call, i, kind, *cleaned)
 
 
-async def refresh_target_dynamic_options(call: Call, req: IntegrationPath) -> dict[str, Any]:
+async def refresh_target_dynamic_options(call: Call, req: IntegrationPath) -> out.DynamicOptions:
     i = await _integration(call, req.integration_id, lock=True)
     kind = _kind(i)
     _require_connected(i)

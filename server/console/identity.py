@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import delete
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
+from sqlmodel.sql.expression import Select
 
 from schemas.ids import new_id
 from schemas.scopes import ADMIN_ROLES, ROLE_SCOPES, ROLES
@@ -146,8 +147,8 @@ async def console_key_ids(session: AsyncSession, workspace_id: str) -> set[str]:
 async def verify_login(session: AsyncSession, email: str, password: str) -> ConsoleLogin | None:
     if len(password) > MAX_PASSWORD or len(email) > 320:
         return None
-    login = (await session.exec(select(ConsoleLogin).join(User, User.id == ConsoleLogin.user_id).where(
-        ConsoleLogin.email == normalise_email(email), User.deactivated_at.is_(None)))).first()
+    login = (await session.exec(select(ConsoleLogin).join(User, col(User.id) == ConsoleLogin.user_id).where(
+        ConsoleLogin.email == normalise_email(email), col(User.deactivated_at).is_(None)))).first()
     from argon2.exceptions import InvalidHashError, VerificationError
 
     hasher, dummy = _argon2()
@@ -187,12 +188,14 @@ async def resolve(session: AsyncSession, now: datetime, token: str | None) -> Si
     """The signed-in user of a cookie value, or None (unknown, expired, or the user's console key revoked)."""
     if not token or len(token) > 100:
         return None
+    # Five entities: sqlmodel's `select` is typed for at most four, so its Select class is named directly.
+    rows: Select[ConsoleSession, User, ConsoleLogin, ApiKey, Workspace] = Select(
+        ConsoleSession, User, ConsoleLogin, ApiKey, Workspace)
     row = (await session.exec(
-        select(ConsoleSession, User, ConsoleLogin, ApiKey, Workspace)
-        .join(User, User.id == ConsoleSession.user_id)
-        .join(ConsoleLogin, ConsoleLogin.user_id == User.id)
-        .join(ApiKey, ApiKey.id == ConsoleLogin.key_id)
-        .join(Workspace, Workspace.id == User.workspace_id)
+        rows.join(User, col(User.id) == ConsoleSession.user_id)
+        .join(ConsoleLogin, col(ConsoleLogin.user_id) == User.id)
+        .join(ApiKey, col(ApiKey.id) == ConsoleLogin.key_id)
+        .join(Workspace, col(Workspace.id) == User.workspace_id)
         .where(ConsoleSession.id == session_hash(token)))).first()
     if row is None:
         return None

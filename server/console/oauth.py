@@ -33,6 +33,7 @@ from mcp.server.auth.provider import (
     AuthorizationCode,
     AuthorizationParams,
     AuthorizeError,
+    IdentityAssertionParams,
     RefreshToken,
     RegistrationError,
     TokenError,
@@ -40,7 +41,7 @@ from mcp.server.auth.provider import (
 )
 from mcp.server.auth.routes import validate_issuer_url
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
-from pydantic import AnyHttpUrl
+from pydantic import AnyHttpUrl, AnyUrl
 from sqlalchemy import delete
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -242,7 +243,7 @@ class Provider:
         if row.client_id != client.client_id:
             return None
         return StoredCode(code=authorization_code, scopes=row.scopes, expires_at=row.expires_at,
-                          client_id=row.client_id, code_challenge=row.code_challenge, redirect_uri=row.redirect_uri,
+                          client_id=row.client_id, code_challenge=row.code_challenge, redirect_uri=AnyUrl(row.redirect_uri),
                           redirect_uri_provided_explicitly=row.redirect_uri_provided_explicitly,
                           resource=row.resource, subject=row.user_id, user_id=row.user_id, brand_ids=row.brand_ids)
 
@@ -334,9 +335,11 @@ class Provider:
         tokens = None
         async with self.rt.db.session(write=True) as session:
             grant = await session.get(OAuthGrant, refresh_token.grant_id)
+            key = None
             if grant is not None and grant.refresh_hash == _hash(refresh_token.token) and grant.revoked_at is None:
+                key = await session.get(ApiKey, grant.key_id)  # gone: refused as a revoked grant is
+            if grant is not None and key is not None:
                 # Narrowing on refresh is allowed (the handler refuses widening) and sticks: the key follows.
-                key = await session.get(ApiKey, grant.key_id)
                 if scopes and set(scopes) != set(key.scopes):
                     key.scopes = [s for s in ALL_SCOPES if s in scopes]
                     key.updated_at = self.rt.clock.now()
@@ -375,6 +378,11 @@ class Provider:
                 found = await self._grant_by(session, OAuthGrant.refresh_hash, value)
                 return (found[0].resource,) if found and found[0].client_id == client.client_id else None
         return None
+
+    async def exchange_identity_assertion(self, client: OAuthClientInformationFull,
+                                          params: IdentityAssertionParams) -> OAuthToken:
+        """The identity assertion grant (SEP-990) is not offered: refused as the protocol's default refuses it."""
+        raise TokenError("unsupported_grant_type", "The JWT bearer grant is not supported by this authorization server")
 
     async def revoke_token(self, token: AccessToken | StoredRefresh) -> None:
         column = OAuthGrant.refresh_hash if isinstance(token, RefreshToken) else OAuthGrant.access_hash

@@ -109,7 +109,8 @@ class McpApp:
                 "socialpub", version=package_version(), title="socialpub",
                 description="Multi-brand social publishing for LLM agents.", instructions=INSTRUCTIONS,
                 get_tool_input_schema=self._input_schema,
-                on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+                on_list_tools=self._list_tools,
+                on_call_tool=self._call_tool,  # pyright: ignore[reportArgumentType]  # answers a CallToolResult in wire form (a dict, server/mcp_server/tools.render); the SDK validates results anyway
                 on_list_resources=self._list_resources, on_list_resource_templates=self._list_templates,
                 on_read_resource=self._read_resource,
                 on_subscribe_resource=self._subscribe, on_unsubscribe_resource=self._unsubscribe,
@@ -168,7 +169,7 @@ class McpApp:
         client = request.client.host if request.client else "unknown"
         return Identity(token, caller, client, selection)
 
-    def _visible(self, ident: Identity) -> list[ToolSpec] | list[listing.ListedTool]:
+    def _visible(self, ident: Identity) -> list[ToolSpec | listing.ListedTool]:
         table = listing.tools()  # the snapshot until the catalogue is loaded (server/mcp_server/listing.py)
         return [table[ep.name] for ep in ident.selection.listed([s.endpoint for s in table.values()], ident.caller)]
 

@@ -114,9 +114,10 @@ class KeyAuth:
         scope["user"] = KeyUser(token, caller)
         scope["auth"] = AuthCredentials(sorted(caller.scopes))
         if request.method == "POST":
-            receive = await self._checked_body(request, scope, send)
-            if receive is None:
+            replay = await self._checked_body(request, scope, send)
+            if replay is None:
                 return
+            receive = replay
         await self.app(scope, receive, send)
 
     async def _checked_body(self, request: Request, scope: Scope, send: Send) -> Receive | None:

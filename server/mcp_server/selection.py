@@ -12,9 +12,8 @@ import binascii
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-from tools.endpoint import Endpoint
 from tools.services.auth import Caller
 from tools.toolsets import BY_NAME, DEFAULT_TOOLSETS, TOOLSETS
 
@@ -45,7 +44,29 @@ def parse_toolsets(text: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(t.name for t in TOOLSETS if t.name in wanted)
 
 
-def satisfiable(ep: Endpoint, caller: Caller) -> bool:
+class ToolFacts(Protocol):
+    """What selection reads of a tool: an `Endpoint`, or a snapshot's `ListedTool` (server/mcp_server/listing.py)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def toolset(self) -> str: ...
+    @property
+    def changes_nothing(self) -> bool: ...
+    @property
+    def public(self) -> bool: ...
+    @property
+    def any_key(self) -> bool: ...
+    @property
+    def roles(self) -> tuple[str, ...]: ...
+    @property
+    def scopes(self) -> tuple[str, ...]: ...
+
+
+Tool = TypeVar("Tool", bound=ToolFacts)
+
+
+def satisfiable(ep: ToolFacts, caller: Caller) -> bool:
     """Whether this key could ever call the endpoint (conditional scopes, e.g. publish:execute, aside)."""
     if ep.public or ep.any_key:
         return True
@@ -62,10 +83,10 @@ class Selection:
     # Toolsets a connection may ask for (HTTP `?toolsets=`); None: any. The operator's `--toolsets` sets it.
     allowed: tuple[str, ...] | None = None
 
-    def exposes(self, ep: Endpoint) -> bool:
+    def exposes(self, ep: ToolFacts) -> bool:
         return ep.toolset in self.toolsets and (ep.changes_nothing or not self.read_only)
 
-    def listed(self, endpoints: Sequence[Endpoint], caller: Caller | None) -> list[Endpoint]:
+    def listed(self, endpoints: Sequence[Tool], caller: Caller | None) -> list[Tool]:
         out = [ep for ep in endpoints if self.exposes(ep)]
         if self.all_tools or caller is None:
             return out

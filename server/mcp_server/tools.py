@@ -119,14 +119,14 @@ def hints(ep: Endpoint) -> dict[str, bool]:
     }
 
 
-def annotations(ep: Endpoint) -> types.ToolAnnotations:
+def tool_annotations(ep: Endpoint) -> types.ToolAnnotations:
     """The hints that differ from the spec's defaults (the title is the tool's own `title`, not repeated)."""
     values = hints(ep)
     listed = {k: v for k, v in values.items() if v != _HINT_DEFAULTS[k]}
     if ep.changes_nothing:  # destructive and idempotent mean nothing for a read-only tool
         listed.pop("destructive_hint", None)
         listed.pop("idempotent_hint", None)
-    return types.ToolAnnotations(**listed)
+    return types.ToolAnnotations.model_validate(listed)
 
 
 def tool_meta(ep: Endpoint) -> dict[str, Any]:
@@ -157,7 +157,7 @@ def build_spec(ep: Endpoint) -> ToolSpec:
     output = listed_output_schema(ep)
     Draft202012Validator.check_schema(schema)
     tool = types.Tool(name=ep.name, title=title(ep), description=description(ep), input_schema=schema,
-                      output_schema=output, annotations=annotations(ep), meta=tool_meta(ep))
+                      output_schema=output, annotations=tool_annotations(ep), _meta=tool_meta(ep))
     return ToolSpec(endpoint=ep, tool=tool)
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Literal
 
 from alembic import context
+from alembic.autogenerate.api import AutogenContext
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlmodel import SQLModel
 
@@ -14,7 +16,7 @@ config = context.config
 target_metadata = SQLModel.metadata
 
 
-def _render_item(type_: str, obj: object, autogen_context) -> str | bool:
+def _render_item(type_: str, obj: object, autogen_context: AutogenContext) -> str | Literal[False]:
     # Our column types render as imports from storage.types so revisions stay runnable.
     name = type(obj).__name__
     if type_ == "type" and name == "UTCDateTime":
@@ -40,7 +42,9 @@ def _run(connection) -> None:
 
 
 async def _run_async() -> None:
-    engine = create_async_engine(config.get_main_option("sqlalchemy.url"))
+    url = config.get_main_option("sqlalchemy.url")
+    assert url is not None, "alembic.ini names sqlalchemy.url"
+    engine = create_async_engine(url)
     async with engine.connect() as connection:
         await connection.run_sync(_run)
         await connection.commit()

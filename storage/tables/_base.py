@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlmodel import Field, SQLModel
-from sqlmodel.main import SQLModelConfig
+from sqlmodel.main import SQLModelConfig  # pyright: ignore[reportPrivateImportUsage]  # the type of SQLModel.model_config; sqlmodel.main imports it from its _compat module without re-exporting it
 
 from storage.types import JSONType, UTCDateTime
 

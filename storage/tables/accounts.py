@@ -11,7 +11,7 @@ from storage.tables._base import Stamped, json_field, utc_field
 
 
 class Workspace(Stamped, table=True):
-    __tablename__ = "workspaces"
+    __tablename__ = "workspaces"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     id: str = Field(primary_key=True, max_length=40)
     name: str = Field(max_length=200)
@@ -19,7 +19,7 @@ class Workspace(Stamped, table=True):
 
 
 class User(Stamped, table=True):
-    __tablename__ = "users"
+    __tablename__ = "users"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     id: str = Field(primary_key=True, max_length=40)
     workspace_id: str = Field(foreign_key="workspaces.id", index=True, max_length=40)
@@ -32,7 +32,7 @@ class User(Stamped, table=True):
 class ApiKey(Stamped, table=True):
     """Only a SHA-256 of the secret is kept; the secret is shown once, by the command that creates it."""
 
-    __tablename__ = "api_keys"
+    __tablename__ = "api_keys"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_api_keys_key_hash", "key_hash", unique=True),)
 
     id: str = Field(primary_key=True, max_length=40)

@@ -17,7 +17,7 @@ from storage.tables._base import Stamped, json_field, utc_field
 
 
 class AdminProspect(Stamped, table=True):
-    __tablename__ = "admin_prospects"
+    __tablename__ = "admin_prospects"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_admin_prospects_workspace", "workspace_id", "created_at"),)
 
     brand_id: str = Field(foreign_key="brands.id", primary_key=True, max_length=40)
@@ -34,7 +34,7 @@ class AdminProspect(Stamped, table=True):
 
 
 class AdminWebsiteScan(Stamped, table=True):
-    __tablename__ = "admin_website_scans"
+    __tablename__ = "admin_website_scans"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_admin_website_scans_brand_created", "brand_id", "created_at", "id"),)
 
     id: str = Field(primary_key=True, max_length=40)
@@ -53,7 +53,7 @@ class AdminWebsiteScan(Stamped, table=True):
 
 
 class AdminPipelineRun(Stamped, table=True):
-    __tablename__ = "admin_pipeline_runs"
+    __tablename__ = "admin_pipeline_runs"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_admin_pipeline_runs_brand_created", "brand_id", "created_at", "id"),)
 
     id: str = Field(primary_key=True, max_length=40)
@@ -74,7 +74,7 @@ class AdminSample(Stamped, table=True):
     """A content item the pipeline created for a prospect. No foreign key to the content item: deleting a
     draft through the content routes stays possible; a sample whose item is gone is simply not listed."""
 
-    __tablename__ = "admin_samples"
+    __tablename__ = "admin_samples"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_admin_samples_brand_created", "brand_id", "created_at", "id"),)
 
     id: str = Field(primary_key=True, max_length=40)
@@ -88,7 +88,7 @@ class AdminSample(Stamped, table=True):
 class AdminClaimLink(Stamped, table=True):
     """A single-use claim link. Only the SHA-256 of its token is stored."""
 
-    __tablename__ = "admin_claim_links"
+    __tablename__ = "admin_claim_links"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_admin_claim_links_brand_created", "brand_id", "created_at", "id"),)
 
     id: str = Field(primary_key=True, max_length=40)

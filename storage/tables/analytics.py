@@ -32,7 +32,7 @@ class CommonMetrics(SQLModel):
 
 
 class PostMetricsState(CommonMetrics, Stamped, table=True):
-    __tablename__ = "post_metrics"
+    __tablename__ = "post_metrics"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         Index("ix_post_metrics_due", "status", "next_due_at"),
         Index("ix_post_metrics_brand", "brand_id", "published_at"),
@@ -59,7 +59,7 @@ class MetricSnapshot(CommonMetrics, Stamped, table=True):
     """One reading. Unique per (publication, step): a reading taken twice (two workers, a retry after a crash)
     is stored once."""
 
-    __tablename__ = "post_metric_snapshots"
+    __tablename__ = "post_metric_snapshots"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (UniqueConstraint("publication_id", "step", name="uq_post_metric_snapshots_step"),)
 
     id: str = Field(primary_key=True, max_length=40)

@@ -29,7 +29,7 @@ THEME_MAX = 200
 
 
 class AutopilotPlan(Stamped, table=True):
-    __tablename__ = "autopilot_plans"
+    __tablename__ = "autopilot_plans"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     # The brand's active plan: newest active one first.
     __table_args__ = (Index("ix_autopilot_plans_brand_status", "brand_id", "status", "created_at"),)
 
@@ -43,7 +43,7 @@ class AutopilotPlan(Stamped, table=True):
 
 
 class AutopilotWeek(Stamped, table=True):
-    __tablename__ = "autopilot_weeks"
+    __tablename__ = "autopilot_weeks"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     # Unique per plan; also the index the "up to 100 recent weeks" read walks backwards.
     __table_args__ = (UniqueConstraint("plan_id", "week_number", name="uq_autopilot_weeks_plan_number"),)
 
@@ -57,7 +57,7 @@ class AutopilotWeek(Stamped, table=True):
 
 
 class AutopilotItem(Stamped, table=True):
-    __tablename__ = "autopilot_items"
+    __tablename__ = "autopilot_items"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         Index("ix_autopilot_items_week", "week_id", "position"),
         Index("ix_autopilot_items_plan_week", "plan_id", "week_number"),
@@ -83,7 +83,7 @@ class AutopilotItem(Stamped, table=True):
 
 
 class AutopilotRegeneration(Stamped, table=True):
-    __tablename__ = "autopilot_regenerations"
+    __tablename__ = "autopilot_regenerations"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (UniqueConstraint("api_key_id", "idempotency_key", name="uq_autopilot_regenerations_key"),)
 
     id: str = Field(primary_key=True, max_length=40)  # apr_

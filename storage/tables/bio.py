@@ -16,7 +16,7 @@ from storage.tables._base import TABLE_CONFIG, Stamped, json_field, utc_field
 
 
 class BioPage(Stamped, table=True):
-    __tablename__ = "bio_pages"
+    __tablename__ = "bio_pages"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     id: str = Field(primary_key=True, max_length=40)
     workspace_id: str = Field(foreign_key="workspaces.id", index=True, max_length=40)
@@ -34,7 +34,7 @@ class BioDailyStats(SQLModel, table=True):
     """Counters per brand per UTC day: stats sum at most 28 rows, whatever the traffic."""
 
     model_config = TABLE_CONFIG
-    __tablename__ = "bio_daily_stats"
+    __tablename__ = "bio_daily_stats"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     brand_id: str = Field(foreign_key="brands.id", primary_key=True, max_length=40)
     day: date = Field(sa_column=Column(Date, primary_key=True))
@@ -47,7 +47,7 @@ class BioVisitor(SQLModel, table=True):
     """First sighting of a visitor hash on a day (to count distinct visitors). Pruned with the salts."""
 
     model_config = TABLE_CONFIG
-    __tablename__ = "bio_visitors"
+    __tablename__ = "bio_visitors"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_bio_visitors_day", "day"),)
 
     brand_id: str = Field(foreign_key="brands.id", primary_key=True, max_length=40)
@@ -57,7 +57,7 @@ class BioVisitor(SQLModel, table=True):
 
 class BioSalt(SQLModel, table=True):
     model_config = TABLE_CONFIG
-    __tablename__ = "bio_salts"
+    __tablename__ = "bio_salts"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_bio_salts_created", "created_at"),)
 
     day: date = Field(sa_column=Column(Date, primary_key=True))

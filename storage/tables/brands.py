@@ -12,7 +12,7 @@ from storage.tables._base import Stamped, json_field, utc_field
 
 
 class Brand(Stamped, table=True):
-    __tablename__ = "brands"
+    __tablename__ = "brands"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_brands_workspace_created", "workspace_id", "created_at", "id"),)
 
     id: str = Field(primary_key=True, max_length=40)

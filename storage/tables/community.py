@@ -12,7 +12,7 @@ from storage.tables._base import TABLE_CONFIG, Stamped, utc_field
 
 
 class CommunityPost(Stamped, table=True):
-    __tablename__ = "community_posts"
+    __tablename__ = "community_posts"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         Index("ix_community_posts_ws_created", "workspace_id", "created_at", "id"),
         Index("ix_community_posts_ws_updated", "workspace_id", "updated_at", "id"),
@@ -37,7 +37,7 @@ class CommunityNote(SQLModel, table=True):
     """One entry of a post's internal admin thread."""
 
     model_config = TABLE_CONFIG
-    __tablename__ = "community_notes"
+    __tablename__ = "community_notes"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_community_notes_post_created", "post_id", "created_at", "id"),)
 
     id: str = Field(primary_key=True, max_length=40)
@@ -50,7 +50,7 @@ class CommunityNote(SQLModel, table=True):
 
 class CommunityComment(SQLModel, table=True):
     model_config = TABLE_CONFIG
-    __tablename__ = "community_comments"
+    __tablename__ = "community_comments"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_community_comments_post_created", "post_id", "created_at", "id"),)
 
     id: str = Field(primary_key=True, max_length=40)
@@ -67,7 +67,7 @@ class CommunityVote(SQLModel, table=True):
     """One user's vote on a post (no route casts votes yet; seeding and the dashboard do)."""
 
     model_config = TABLE_CONFIG
-    __tablename__ = "community_votes"
+    __tablename__ = "community_votes"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (UniqueConstraint("post_id", "user_id", name="uq_community_vote_post_user"),)
 
     id: str = Field(primary_key=True, max_length=40)

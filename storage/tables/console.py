@@ -14,7 +14,7 @@ from storage.tables._base import Stamped, json_field, utc_field
 
 
 class ConsoleLogin(Stamped, table=True):
-    __tablename__ = "console_logins"
+    __tablename__ = "console_logins"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     user_id: str = Field(primary_key=True, foreign_key="users.id", max_length=40)
     email: str = Field(max_length=320, unique=True)  # lower-cased
@@ -26,7 +26,7 @@ class ConsoleLogin(Stamped, table=True):
 class ConsoleSession(Stamped, table=True):
     """Only a SHA-256 of the cookie value is stored; a new value is issued at every sign-in."""
 
-    __tablename__ = "console_sessions"
+    __tablename__ = "console_sessions"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     id: str = Field(primary_key=True, max_length=64)  # sha256 hex of the cookie value
     user_id: str = Field(foreign_key="users.id", index=True, max_length=40)
@@ -37,7 +37,7 @@ class Invitation(Stamped, table=True):
     """An invitation to join a workspace (issue 31): only a SHA-256 of the link's token is kept; the token is
     single-use (`accepted_at`) and expires. Accepting it creates the user with `role` (and `brand_ids`)."""
 
-    __tablename__ = "invitations"
+    __tablename__ = "invitations"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     id: str = Field(primary_key=True, max_length=40)
     workspace_id: str = Field(foreign_key="workspaces.id", index=True, max_length=40)

@@ -17,7 +17,7 @@ from storage.tables._base import TABLE_CONFIG, Stamped, json_field
 
 
 class ContentItem(Stamped, table=True):
-    __tablename__ = "content_items"
+    __tablename__ = "content_items"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         # Released list (keyset on update time), drafts list and older list sorts: each ORDER BY has its index.
         Index("ix_content_items_brand_updated", "brand_id", "updated_at", "id"),
@@ -42,7 +42,7 @@ class ContentItem(Stamped, table=True):
 
 class ContentItemLabel(SQLModel, table=True):
     model_config = TABLE_CONFIG
-    __tablename__ = "content_item_labels"
+    __tablename__ = "content_item_labels"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_content_item_labels_label", "label_id", "content_item_id"),)
 
     content_item_id: str = Field(foreign_key="content_items.id", primary_key=True, max_length=40)

@@ -13,7 +13,7 @@ from storage.tables._base import TABLE_CONFIG, json_field, utc_field
 
 class IdempotencyRecord(SQLModel, table=True):
     model_config = TABLE_CONFIG
-    __tablename__ = "idempotency_records"
+    __tablename__ = "idempotency_records"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (UniqueConstraint("api_key_id", "endpoint", "key", name="uq_idempotency_key"),)
 
     id: str = Field(primary_key=True, max_length=40)

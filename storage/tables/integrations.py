@@ -13,7 +13,7 @@ from storage.tables._base import Stamped, json_field, utc_field
 
 
 class Integration(Stamped, table=True):
-    __tablename__ = "integrations"
+    __tablename__ = "integrations"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_integrations_brand_created", "brand_id", "created_at", "id"),
                       # The token tick's query: connected accounts whose refresh (or reconnect notice) is due.
                       Index("ix_integrations_refresh_due", "status", "refresh_due_at"))

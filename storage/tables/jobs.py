@@ -12,7 +12,7 @@ from storage.tables._base import Stamped, json_field, utc_field
 
 
 class Job(Stamped, table=True):
-    __tablename__ = "jobs"
+    __tablename__ = "jobs"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_jobs_due", "status", "run_at"),)
 
     id: str = Field(primary_key=True, max_length=40)

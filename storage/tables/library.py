@@ -11,7 +11,7 @@ from storage.tables._base import Stamped, json_field, utc_field
 
 
 class Label(Stamped, table=True):
-    __tablename__ = "labels"
+    __tablename__ = "labels"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         Index("ix_labels_brand_name", "brand_id", "name", "id"),  # discovery list: every label by name
         Index("ix_labels_brand_created", "brand_id", "created_at", "id"),  # older paged list
@@ -25,7 +25,7 @@ class Label(Stamped, table=True):
 
 
 class Snippet(Stamped, table=True):
-    __tablename__ = "snippets"
+    __tablename__ = "snippets"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_snippets_brand_created", "brand_id", "created_at", "id"),)
 
     id: str = Field(primary_key=True, max_length=40)
@@ -37,7 +37,7 @@ class Snippet(Stamped, table=True):
 
 
 class Idea(Stamped, table=True):
-    __tablename__ = "ideas"
+    __tablename__ = "ideas"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         Index("ix_ideas_brand_created", "brand_id", "created_at", "id"),
         Index("ix_ideas_brand_updated", "brand_id", "updated_at", "id"),

@@ -15,7 +15,7 @@ READY_STATUSES = ("completed",)
 
 
 class Media(Stamped, table=True):
-    __tablename__ = "media"
+    __tablename__ = "media"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         Index("ix_media_brand_created", "brand_id", "created_at", "id"),
         # The asset route looks a capability ID up in one of these three columns.
@@ -66,7 +66,7 @@ class Media(Stamped, table=True):
 class MediaFolder(Stamped, table=True):
     """A brand's media folder (managed by the operator; the API only files media into existing folders)."""
 
-    __tablename__ = "media_folders"
+    __tablename__ = "media_folders"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_media_folders_brand_name", "brand_id", "name"),)
 
     id: str = Field(primary_key=True, max_length=40)

@@ -16,7 +16,7 @@ class OAuthApp(Stamped, table=True):
     """A client registration: one per network and authorization server (a Mastodon instance registers its
     own app once; fixed networks have one each). `client_secret` is a vault token."""
 
-    __tablename__ = "oauth_apps"
+    __tablename__ = "oauth_apps"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (UniqueConstraint("platform", "server", name="uq_oauth_apps_server"),)
 
     id: str = Field(primary_key=True, max_length=40)
@@ -32,7 +32,7 @@ class OAuthState(Stamped, table=True):
     """One authorize URL in flight. `id` is the SHA-256 of the `state` parameter (the state itself is never
     stored); used once (`used_at`), valid until `expires_at`. `code_verifier` is the sealed PKCE verifier."""
 
-    __tablename__ = "oauth_states"
+    __tablename__ = "oauth_states"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     id: str = Field(primary_key=True, max_length=64)
     platform: str = Field(max_length=40)

@@ -14,7 +14,7 @@ class Notification(SQLModel, table=True):
     """One notification for one user about one brand. Listed newest first by ID (time-sortable)."""
 
     model_config = TABLE_CONFIG
-    __tablename__ = "notifications"
+    __tablename__ = "notifications"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         # The list's keyset: WHERE user_id, brand_id [, is_read] AND id < cursor ORDER BY id DESC.
         Index("ix_notifications_user_brand_id", "user_id", "brand_id", "id"),
@@ -42,7 +42,7 @@ class EmailOutbox(SQLModel, table=True):
     under a lease (storage/leases.py), sends each once over SMTP and records the outcome on the row."""
 
     model_config = TABLE_CONFIG
-    __tablename__ = "email_outbox"
+    __tablename__ = "email_outbox"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         Index("ix_email_outbox_status_created", "status", "created_at"),
         Index("ix_email_outbox_due", "status", "next_attempt_at"),
@@ -75,7 +75,7 @@ class EmailOutbox(SQLModel, table=True):
 class NotificationAccountSettings(Stamped, table=True):
     """A user's account-wide email defaults; absent means the built-in default (every category on)."""
 
-    __tablename__ = "notification_account_settings"
+    __tablename__ = "notification_account_settings"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (UniqueConstraint("user_id", name="uq_notification_account_settings_user"),)
 
     id: str = Field(primary_key=True, max_length=40)
@@ -87,7 +87,7 @@ class NotificationAccountSettings(Stamped, table=True):
 class NotificationBrandOverride(Stamped, table=True):
     """A user's override for one brand. DELETE keeps the record with is_active false."""
 
-    __tablename__ = "notification_brand_overrides"
+    __tablename__ = "notification_brand_overrides"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (UniqueConstraint("user_id", "brand_id", name="uq_notification_override_user_brand"),)
 
     id: str = Field(primary_key=True, max_length=40)

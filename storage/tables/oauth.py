@@ -17,14 +17,14 @@ from storage.tables._base import TABLE_CONFIG, Stamped, json_field, utc_field
 
 
 class OAuthClient(Stamped, table=True):
-    __tablename__ = "oauth_clients"
+    __tablename__ = "oauth_clients"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     client_id: str = Field(primary_key=True, max_length=64)
     metadata_json: dict[str, Any] = json_field(dict, nullable=False)  # RFC 7591 metadata without the secret
 
 
 class OAuthCode(Stamped, table=True):
-    __tablename__ = "oauth_codes"
+    __tablename__ = "oauth_codes"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     code_hash: str = Field(primary_key=True, max_length=64)
     client_id: str = Field(foreign_key="oauth_clients.client_id", max_length=64)
@@ -39,7 +39,7 @@ class OAuthCode(Stamped, table=True):
 
 
 class OAuthGrant(Stamped, table=True):
-    __tablename__ = "oauth_grants"
+    __tablename__ = "oauth_grants"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     id: str = Field(primary_key=True, max_length=40)
     client_id: str = Field(foreign_key="oauth_clients.client_id", index=True, max_length=64)
@@ -59,7 +59,7 @@ class OAuthSpentToken(SQLModel, table=True):
     (RFC 6749 §4.1.2 and §10.5, RFC 9700 §4.14.2). Expired rows are deleted by the retention tick."""
 
     model_config = TABLE_CONFIG
-    __tablename__ = "oauth_spent_tokens"
+    __tablename__ = "oauth_spent_tokens"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     token_hash: str = Field(primary_key=True, max_length=64)
     grant_id: str = Field(foreign_key="oauth_grants.id", index=True, max_length=40)

@@ -14,7 +14,7 @@ class WorkerHeartbeat(SQLModel, table=True):
     """One row per running worker, rewritten by its loop every few seconds (server/health.py reads them)."""
 
     model_config = TABLE_CONFIG
-    __tablename__ = "worker_heartbeats"
+    __tablename__ = "worker_heartbeats"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     worker_id: str = Field(primary_key=True, max_length=120)
     started_at: datetime = utc_field()
@@ -27,7 +27,7 @@ class RateLimitCounter(SQLModel, table=True):
     """A fixed-window counter per limit key; `expires_at` is a Unix time (seconds)."""
 
     model_config = TABLE_CONFIG
-    __tablename__ = "rate_limit_counters"
+    __tablename__ = "rate_limit_counters"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
 
     key: str = Field(primary_key=True, max_length=250)
     count: int = 0

@@ -26,7 +26,7 @@ TARGET_FINAL_STATES = ("published", "failed", "action_required")
 
 
 class Schedule(Stamped, table=True):
-    __tablename__ = "schedules"
+    __tablename__ = "schedules"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         # Window list (keyset on scheduled time) and the worker's due scan each have their index.
         Index("ix_schedules_brand_time", "brand_id", "scheduled_at", "id"),
@@ -67,7 +67,7 @@ class Schedule(Stamped, table=True):
 class PublishExecution(Stamped, table=True):
     """One run of a Schedule (`latest_execution`); the receipt reads exactly the latest one."""
 
-    __tablename__ = "publish_executions"
+    __tablename__ = "publish_executions"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (Index("ix_publish_executions_schedule", "schedule_id", "created_at"),)
 
     id: str = Field(primary_key=True, max_length=40)  # opaque correlation handle (prefix `run`)
@@ -81,7 +81,7 @@ class PublishExecution(Stamped, table=True):
 
 
 class PublishTarget(Stamped, table=True):
-    __tablename__ = "publish_targets"
+    __tablename__ = "publish_targets"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         UniqueConstraint("execution_id", "integration_id", name="uq_publish_targets_execution_integration"),
         Index("ix_publish_targets_schedule", "schedule_id"),
@@ -112,7 +112,7 @@ class PublishTarget(Stamped, table=True):
 class Publication(Stamped, table=True):
     """The record of one delivery (spec: Publication, History item)."""
 
-    __tablename__ = "publications"
+    __tablename__ = "publications"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         Index("ix_publications_brand_created", "brand_id", "created_at", "id"),
         Index("ix_publications_brand_updated", "brand_id", "updated_at", "id"),

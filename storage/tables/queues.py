@@ -18,7 +18,7 @@ QUEUE_MODES = ("times_of_day", "interval")
 
 
 class Queue(Stamped, table=True):
-    __tablename__ = "queues"
+    __tablename__ = "queues"  # pyright: ignore[reportAssignmentType]  # SQLModel types it as a declared_attr; SQLAlchemy takes a str
     __table_args__ = (
         Index("ix_queues_brand_created", "brand_id", "created_at", "id"),  # the brand's (bounded) list
         Index("ix_queues_due", "active", "next_run_at"),  # the worker tick's due scan

@@ -46,12 +46,14 @@ def video_bytes(width: int, height: int, *, seconds: float = 1.0, fps: int = 12,
         path = Path(tmp) / f"v.{container}"
         out = av.open(str(path), "w", format=container)
         stream = out.add_stream(codec, rate=fps)
+        assert isinstance(stream, av.VideoStream)
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
         if rotation is not None:
             stream.set_display_rotation(rotation)
         astream = None
         if audio:
             astream = out.add_stream("aac" if container == "mp4" else "libopus", rate=48000)
+            assert isinstance(astream, av.AudioStream)
         frames = round(seconds * fps)
         for i in range(frames):
             img = Image.new("RGB", (width, height), ((i * 20) % 255, 120, 200))
@@ -144,7 +146,7 @@ class FileServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, *args: Any) -> None:
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
             def do_GET(self) -> None:

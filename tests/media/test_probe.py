@@ -15,6 +15,11 @@ from tests.media.support import image_bytes, video_bytes
 from tools.media.probe import ProbeError, content_type_for, probe_file, sniff
 
 
+def thumbnail(data: bytes | None) -> Image.Image:
+    assert data is not None, "a thumbnail was made"
+    return Image.open(io.BytesIO(data))
+
+
 def write(tmp_path: Path, data: bytes, name: str = "f") -> Path:
     path = tmp_path / name
     path.write_bytes(data)
@@ -27,15 +32,15 @@ def test_image_dimensions_and_thumbnails(tmp_path: Path, fmt: str, content_type:
     result = probe_file(write(tmp_path, image_bytes(1600, 900, fmt)), content_type)
     assert (result.probe.kind, result.probe.width, result.probe.height) == ("image", 1600, 900)
     assert result.probe.format == fmt
-    large = Image.open(io.BytesIO(result.thumbnail_large))
-    small = Image.open(io.BytesIO(result.thumbnail_small))
+    large = thumbnail(result.thumbnail_large)
+    small = thumbnail(result.thumbnail_small)
     assert large.format == small.format == "JPEG"
     assert large.size == (1280, 720) and small.size == (320, 180)
 
 
 def test_small_images_are_never_upscaled(tmp_path: Path) -> None:
     result = probe_file(write(tmp_path, image_bytes(100, 50)), "image/png")
-    assert Image.open(io.BytesIO(result.thumbnail_large)).size == (100, 50)
+    assert thumbnail(result.thumbnail_large).size == (100, 50)
 
 
 @pytest.mark.parametrize(("orientation", "size"), [(1, (40, 20)), (3, (40, 20)), (6, (20, 40)), (8, (20, 40)),
@@ -44,13 +49,14 @@ def test_exif_orientation_is_applied_to_reported_size(tmp_path: Path, orientatio
     result = probe_file(write(tmp_path, image_bytes(40, 20, "JPEG", orientation=orientation)), "image/jpeg")
     assert (result.probe.width, result.probe.height) == size
     assert result.probe.orientation == orientation
-    assert Image.open(io.BytesIO(result.thumbnail_large)).size == size  # thumbnails are upright too
+    assert thumbnail(result.thumbnail_large).size == size  # thumbnails are upright too
 
 
 def test_transparent_png_thumbnail_is_flattened(tmp_path: Path) -> None:
     result = probe_file(write(tmp_path, image_bytes(10, 10, mode="RGBA", colour=(0, 0, 0, 0))), "image/png")
-    thumb = Image.open(io.BytesIO(result.thumbnail_small)).convert("RGB")
-    assert thumb.getpixel((9, 9))[0] > 240  # white, not black
+    thumb = thumbnail(result.thumbnail_small).convert("RGB")
+    pixel = thumb.getpixel((9, 9))
+    assert isinstance(pixel, tuple) and pixel[0] > 240  # white, not black
 
 
 @pytest.mark.parametrize(("container", "content_type", "codec"), [("mp4", "video/mp4", "h264"),
@@ -62,7 +68,7 @@ def test_video_dimensions_duration_codec(tmp_path: Path, container: str, content
     assert (probe.kind, probe.width, probe.height, probe.codec) == ("video", 96, 54, codec)
     assert probe.duration == pytest.approx(2.0, abs=0.05)
     assert probe.frame_rate == 12.0 and probe.has_audio is True
-    assert Image.open(io.BytesIO(result.thumbnail_large)).size == (96, 54)
+    assert thumbnail(result.thumbnail_large).size == (96, 54)
 
 
 def test_mpeg4_part2_video_and_quicktime_type(tmp_path: Path) -> None:
@@ -75,7 +81,7 @@ def test_mpeg4_part2_video_and_quicktime_type(tmp_path: Path) -> None:
 def test_video_display_rotation_is_applied_to_reported_size(tmp_path: Path, rotation: int, size: tuple) -> None:
     result = probe_file(write(tmp_path, video_bytes(64, 48, rotation=rotation)), "video/mp4")
     assert (result.probe.width, result.probe.height) == size
-    assert Image.open(io.BytesIO(result.thumbnail_large)).size == size
+    assert thumbnail(result.thumbnail_large).size == size
 
 
 @pytest.mark.parametrize(("data", "declared"), [

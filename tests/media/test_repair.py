@@ -41,7 +41,9 @@ def banded(width: int, height: int, bands: list[tuple[int, tuple[int, int, int]]
     return out.getvalue()
 
 
-def near(a: tuple[int, ...], b: tuple[int, ...], tol: int = 24) -> bool:
+def near(a: object, b: tuple[int, ...], tol: int = 24) -> bool:
+    """`a`, a pixel of an RGB image (Image.getpixel), is within `tol` of `b` in each channel."""
+    assert isinstance(a, tuple)
     return all(abs(x - y) <= tol for x, y in zip(a[:3], b[:3], strict=True))
 
 
@@ -96,6 +98,7 @@ class Repair:
 
     async def bytes_of(self, media_id: str) -> bytes:
         row = await self.row(media_id)
+        assert row.storage_key is not None, "the bytes are stored"
         async with blobs(self.env.rt.settings).local_path(row.storage_key) as path:
             return path.read_bytes()
 
@@ -523,15 +526,17 @@ async def test_plan_caps_apply_to_derivatives(rp, wide) -> None:
     async with rp.env.db.session(write=True) as s:
         (await s.get(Workspace, rp.brand.workspace_id)).plan_id = "free"
     free = get_plan("free").limits
+    max_bytes, max_items = free["media_storage_bytes_per_brand"], free["media_items_per_brand"]
+    assert max_bytes is not None and max_items is not None  # the free plan caps both
     # bytes: the derivative's size is known only once rendered; it fails there, and frees its slot
-    used = sum([(await rp.row(sid)).size])
-    await _filler(rp, free["media_storage_bytes_per_brand"] - used - 100)
+    used = (await rp.row(sid)).size or 0
+    await _filler(rp, max_bytes - used - 100)
     new = (await rp.repair(sid, body_of(crop), key="bytes")).json()["data"]["media"]
     await process(rp.env)
     got = (await rp.env.rest.get(f"/v1/brands/{rp.brand.id}/media/{new['id']}", headers=rp.h())).json()["data"]
     assert got["status"] == "failed" and got["readiness"]["next_actions"][0]["reason_code"] == "PLAN_LIMIT_REACHED"
     # items: the derivative is a new media item, refused at the request once the brand is full
-    for _ in range(free["media_items_per_brand"] - 2):
+    for _ in range(max_items - 2):
         await _filler(rp, 1)
     error = await refused(rp, sid, body_of(crop), 422, "PLAN_LIMIT_REACHED")
     assert error["details"]["limit"] == "media_items_per_brand"

@@ -12,6 +12,13 @@ from tools.media.probe import probe_file
 from tools.media.transform import TransformError, plan, transform_file
 
 
+def green(img: Image.Image, x: int, y: int) -> int:
+    """The green channel of an RGB image's pixel."""
+    pixel = img.getpixel((x, y))
+    assert isinstance(pixel, tuple)
+    return int(pixel[1])
+
+
 @pytest.mark.parametrize(("src", "mode", "kwargs", "crop", "scaled", "offset", "out"), [
     # centre_crop to an aspect: the largest centred region, no scaling
     ((1920, 1080), "centre_crop", {"aspect": (9, 16)}, (656, 0, 608, 1080), (608, 1080), (0, 0), (608, 1080)),
@@ -28,7 +35,7 @@ from tools.media.transform import TransformError, plan, transform_file
     ((1920, 1080), "pad", {"size": (1080, 1920)}, (0, 0, 1920, 1080), (1080, 608), (0, 656), (1080, 1920)),
     ((300, 200), "pad", {"size": (100, 100)}, (0, 0, 300, 200), (100, 67), (0, 16), (100, 100)),
 ])
-def test_plan_geometry(src, mode, kwargs, crop, scaled, offset, out) -> None:
+def test_plan_geometry(src: tuple[int, int], mode: str, kwargs: dict, crop, scaled, offset, out) -> None:
     g = plan(*src, mode, **kwargs)
     assert (g.crop, g.scaled, g.offset, (g.width, g.height)) == (crop, scaled, offset, out)
     assert plan(*src, mode, **kwargs) == g  # deterministic
@@ -77,7 +84,7 @@ def test_image_centre_crop(tmp_path: Path, fmt: str, content_type: str) -> None:
     img = Image.open(tmp_path / "out").convert("RGB")
     assert img.size == (200, 200)
     # the green marker sat in the left quarter (x < 100): the centre crop (x 100..300) cut it away
-    assert img.getpixel((0, 0))[1] < 100
+    assert green(img, 0, 0) < 100
 
 
 def test_image_pad_geometry_and_colour(tmp_path: Path) -> None:
@@ -86,7 +93,7 @@ def test_image_pad_geometry_and_colour(tmp_path: Path) -> None:
     assert (geometry.width, geometry.height, geometry.offset) == (400, 400, (0, 100))
     img = Image.open(tmp_path / "out.png").convert("RGB")
     assert img.getpixel((200, 50)) == (0, 0, 0)  # padding
-    assert img.getpixel((0, 100))[1] == 255  # the marker, moved down by the offset
+    assert green(img, 0, 100) == 255  # the marker, moved down by the offset
     assert img.getpixel((200, 399)) == (0, 0, 0)
 
 
@@ -153,7 +160,7 @@ def test_explicit_geometry_is_applied_exactly(tmp_path: Path) -> None:
     geometry, _, result = transform_file(src, tmp_path / "o.png", "image/png", "pad", geometry=g)
     assert geometry == g and (result.probe.width, result.probe.height) == (320, 300)
     img = Image.open(tmp_path / "o.png").convert("RGB")
-    assert img.getpixel((9, 100)) == (0, 0, 0) and img.getpixel((10, 75))[1] == 255  # marker at the offset
+    assert img.getpixel((9, 100)) == (0, 0, 0) and green(img, 10, 75) == 255  # marker at the offset
     assert g.padded_fraction == pytest.approx(1 - 300 * 150 / (320 * 300), abs=1e-6)
 
     crop = explicit(400, 200, "centre_crop", crop=(100, 0, 200, 200), scaled=(64, 64), offset=(0, 0), size=(64, 64))

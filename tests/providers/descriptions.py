@@ -117,8 +117,9 @@ def _multipart(request: httpx.Request) -> dict[str, list[str | bytes]]:
     out: dict[str, list[str | bytes]] = {}
     for part in message.iter_parts():
         name = part.get_param("name", header="content-disposition")
-        payload = part.get_payload(decode=True) or b""
-        value: str | bytes = payload if part.get_filename() else payload.decode()
+        payload = part.get_payload(decode=True)  # bytes for a non-multipart part
+        data = payload if isinstance(payload, bytes) else b""
+        value: str | bytes = data if part.get_filename() else data.decode()
         out.setdefault(str(name), []).append(value)
     return out
 
@@ -482,6 +483,7 @@ def meta_edge(module: str, cls_name: str, method: str) -> tuple[dict[str, str], 
                 types = ast.literal_eval(node.value)
             elif node.targets[0].id == "enums" and isinstance(node.value, ast.Dict):
                 for k, v in zip(node.value.keys, node.value.values, strict=True):
+                    assert k is not None  # no ** in the SDK's literal map
                     enums[ast.literal_eval(k)] = ast.literal_eval(v) if isinstance(v, ast.List) else _enum_values(v)
         if isinstance(node, ast.keyword) and node.arg == "target_class" and isinstance(node.value, ast.Name):
             target = _sdk_class(_module_of(tree, node.value.id) or module, node.value.id)
@@ -495,10 +497,16 @@ def _module_of(tree: ast.AST, name: str) -> str | None:
     return None
 
 
+def _type_of(checker: Any, name: str) -> str:
+    kind = checker.get_type(name)
+    assert isinstance(kind, str), name  # a valid key has a type
+    return kind
+
+
 def _enum_values(expr: ast.AST) -> list[Any]:
     """`Cls.Enum.__dict__.values()` in the SDK's source: the enum class's public constant values."""
     chain: list[str] = []
-    node = expr.func.value if isinstance(expr, ast.Call) else expr  # .values()
+    node = expr.func.value if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) else expr  # .values()
     node = node.value if isinstance(node, ast.Attribute) and node.attr == "__dict__" else node
     while isinstance(node, ast.Attribute):
         chain.insert(0, node.attr)
@@ -589,7 +597,7 @@ def _check_edge(edge: tuple[str, str, str], params: dict[str, Any]) -> Iterator[
         if not checker.is_valid_key(name):
             yield f"parameter {name!r} is not a parameter of {edge[1]}.{edge[2]}"
         elif not checker.is_valid_pair(name, value if isinstance(value, list) else
-                                       _graph_value(checker.get_type(name), value)):
+                                       _graph_value(_type_of(checker, name), value)):
             yield f"parameter {name!r}={str(value)[:60]!r} is not a {checker.get_type(name)}"
 
 

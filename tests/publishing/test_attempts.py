@@ -32,7 +32,7 @@ def test_reason_is_our_safe_text_never_the_providers_words() -> None:
     assert worded.startswith(ADAPTER_MARK) and len(worded) == FAILURE_MAX
 
 
-async def begin(world, platform: str = "instagram"):
+async def begin(world, platform: str = "instagram") -> tuple[attempts.Attempt, str]:
     """A claimed Schedule of one target whose first attempt is recorded: (attempt, target ID)."""
     env = world.env
     now = env.clock.now()
@@ -41,7 +41,10 @@ async def begin(world, platform: str = "instagram"):
                         at=now - timedelta(minutes=1))
     (sid,) = await claims.claim_due(env.rt, "w1", limit=1)
     steps = Steps(env.rt, group=False)
-    runnable, attempt = await steps.run(lambda tx: run_state.begin_run(tx, env.rt, "w1", sid))
+    begun = await steps.run(lambda tx: run_state.begin_run(tx, env.rt, "w1", sid))
+    assert begun is not None
+    runnable, attempt = begun
+    assert isinstance(attempt, attempts.Attempt)
     return attempt, runnable[0]
 
 

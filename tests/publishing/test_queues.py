@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
-from sqlmodel import select
+from sqlmodel import col, select
 
 from schemas.ids import new_id
 from schemas.time import iso, parse_timestamp
@@ -32,6 +32,7 @@ class Queues:
     def __init__(self, world: Any) -> None:
         self.world, self.env, self.brand = world, world.env, world.brand_a
         self.li, self.x = world.integrations["linkedin"].id, world.integrations["x"].id
+        self.limited = ""  # a schedule:write-only key, made by the `qs` fixture
 
     def url(self, suffix: str = "", brand_id: str | None = None) -> str:
         return f"/v1/brands/{brand_id or self.brand.id}/queues{suffix}"
@@ -67,7 +68,7 @@ class Queues:
 
     async def schedules(self) -> list[Schedule]:
         async with self.env.db.session(write=False) as s:
-            return list((await s.exec(select(Schedule).order_by(Schedule.scheduled_at, Schedule.id))).all())
+            return list((await s.exec(select(Schedule).order_by(col(Schedule.scheduled_at), col(Schedule.id)))).all())
 
     async def row(self, queue_id: str) -> Queue | None:
         async with self.env.db.session(write=False) as s:
@@ -253,6 +254,7 @@ def test_spring_forward_slot_moves_by_the_gap() -> None:
     # 02:30 and 03:30 land on the same instant that day: one slot, not two.
     both = ny(["02:30", "03:30"])
     first = next_slot(both, at("2026-03-08T05:00:00Z"))
+    assert first is not None
     assert iso(first) == "2026-03-08T07:30:00.000Z"
     assert iso(next_slot(both, first)) == "2026-03-09T06:30:00.000Z"
 
@@ -261,6 +263,7 @@ def test_fall_back_slot_uses_the_first_occurrence_once() -> None:
     # 2026-11-01: clocks fall back from 02:00 EDT to 01:00 EST; 01:30 happens twice (05:30Z and 06:30Z).
     q = ny(["01:30"])
     first = next_slot(q, at("2026-11-01T04:00:00Z"))
+    assert first is not None
     assert iso(first) == "2026-11-01T05:30:00.000Z"  # 01:30 EDT
     assert iso(next_slot(q, first)) == "2026-11-02T06:30:00.000Z"  # never 06:30Z on 1 November
     assert iso(next_slot(q, at("2026-10-31T00:00:00Z"))) == "2026-10-31T05:30:00.000Z"

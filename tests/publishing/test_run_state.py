@@ -19,6 +19,15 @@ from tools.publishing.steps import Steps
 pytestmark = pytest.mark.anyio
 
 
+async def begin(steps: Steps, env, sid: str) -> tuple[list[str], Attempt]:
+    """`begin_run` of a claimed Schedule with a target to attempt: (runnable target IDs, the first attempt)."""
+    begun = await steps.run(lambda tx: run_state.begin_run(tx, env.rt, "w1", sid))
+    assert begun is not None
+    runnable, first = begun
+    assert isinstance(first, Attempt)
+    return runnable, first
+
+
 async def claimed(world, platforms=("instagram", "facebook"), **kwargs) -> str:
     env = world.env
     now = env.clock.now()
@@ -33,7 +42,7 @@ async def test_a_run_starts_with_its_targets_publications_and_first_attempt(worl
     env = world.env
     sid = await claimed(world)
     steps = Steps(env.rt, group=False)
-    runnable, first = await steps.run(lambda tx: run_state.begin_run(tx, env.rt, "w1", sid))
+    runnable, first = await begin(steps, env, sid)
     assert isinstance(first, Attempt) and len(runnable) == 2
     schedule = await schedule_of(env.db, sid)
     async with env.db.session(write=False) as s:
@@ -55,7 +64,7 @@ async def test_outcomes_settle_targets_and_the_end_of_a_pass_waits_for_the_retry
     env = world.env
     sid = await claimed(world)
     steps = Steps(env.rt, group=False)
-    (published_id, retried_id), first = await steps.run(lambda tx: run_state.begin_run(tx, env.rt, "w1", sid))
+    (published_id, retried_id), first = await begin(steps, env, sid)
     ok = Outcome(PostResult(publish_id="p1", permalink_url="https://example.com/p1"), None, 0.01)
     assert await steps.run(lambda tx: run_state.settle(tx, env.rt, "w1", published_id, first, ok)) is False
 
@@ -81,7 +90,7 @@ async def test_a_worker_that_lost_the_lease_settles_nothing(world) -> None:
     env = world.env
     sid = await claimed(world, platforms=("instagram",))
     steps = Steps(env.rt, group=False)
-    (target_id,), first = await steps.run(lambda tx: run_state.begin_run(tx, env.rt, "w1", sid))
+    (target_id,), first = await begin(steps, env, sid)
     env.clock.advance(seconds=claims.LEASE.total_seconds() + 1)
     assert await claims.claim_due(env.rt, "w2", limit=1) == [sid]  # w1 looked dead
     ok = Outcome(PostResult(publish_id="p1", permalink_url=None), None, 0.01)
@@ -94,7 +103,7 @@ async def test_the_last_final_target_finishes_the_run(world) -> None:
     env = world.env
     sid = await claimed(world, platforms=("instagram",))
     steps = Steps(env.rt, group=False)
-    (target_id,), first = await steps.run(lambda tx: run_state.begin_run(tx, env.rt, "w1", sid))
+    (target_id,), first = await begin(steps, env, sid)
     rejected = Outcome(None, ProviderError("rejected", "no"), 0.01)
     assert await steps.run(lambda tx: run_state.settle(tx, env.rt, "w1", target_id, first, rejected)) is True
     schedule = await schedule_of(env.db, sid)

@@ -24,6 +24,7 @@ class Runs:
     def __init__(self, world: Any) -> None:
         self.world, self.env, self.brand = world, world.env, world.brand_a
         self.li, self.x = world.integrations["linkedin"].id, world.integrations["x"].id
+        self.limited = ""  # a schedule:write-only key, made by the `runs` fixture
 
     def url(self, suffix: str = "", brand_id: str | None = None) -> str:
         return f"/v1/brands/{brand_id or self.brand.id}/publish-runs{suffix}"

@@ -139,7 +139,8 @@ async def test_approved_without_publish_authority_is_held_not_published(world) -
     schedule = await schedule_of(env.db, sid)
     assert env.sandbox.calls == []
     assert (schedule.status, schedule.approval_status) == ("action_required", "pending_review")
-    assert schedule.blocking_reason["code"] == "APPROVAL_PENDING" and schedule.lease_owner is None
+    assert schedule.blocking_reason is not None and schedule.blocking_reason["code"] == "APPROVAL_PENDING"
+    assert schedule.lease_owner is None
     assert await publishing.publish_due(env.rt, "w1") == 0
 
 
@@ -153,7 +154,7 @@ async def test_rejected_target_fails_safely_while_the_others_publish(world) -> N
     targets = await targets_of(env.db, sid)
     ig = targets[ids["instagram"]]
     assert ig.state == "failed" and ig.attempts == 1 and ig.error_kind == "rejected" and ig.publish_id is None
-    assert "sandbox" not in ig.failure_reason and ig.failure_reason == SAFE_FAILURES["rejected"][0]
+    assert ig.failure_reason == SAFE_FAILURES["rejected"][0] and "sandbox" not in SAFE_FAILURES["rejected"][0]
     assert {targets[ids[p]].state for p in ("tiktok", "facebook", "linkedin")} == {"published"}
     pubs = await publications_of(env.db, sid)
     assert pubs[ids["instagram"]].status == "failed" and pubs[ids["instagram"]].failure_reason == ig.failure_reason
@@ -261,7 +262,7 @@ async def test_missing_settings_skip_the_target_without_a_provider_call(world) -
     env.clock.advance(minutes=5)
     await publishing.publish_due(env.rt, "w1")
     yt = (await targets_of(env.db, sid))[ids["youtube"]]
-    assert yt.state == "failed" and "youtube_settings" in yt.failure_reason
+    assert yt.state == "failed" and yt.failure_reason is not None and "youtube_settings" in yt.failure_reason
     assert publish_calls(env, ids["youtube"]) == []
 
 
@@ -426,7 +427,8 @@ async def test_credentials_the_vault_cannot_open_settle_action_required_once(wor
     await Worker(env.rt, owner="w1").run_once()
     targets = await targets_of(env.db, sid)
     ig = targets[ids["instagram"]]
-    assert ig.state == "action_required" and "vault key" in ig.failure_reason and ig.attempts == 0
+    assert ig.state == "action_required" and ig.failure_reason is not None and "vault key" in ig.failure_reason
+    assert ig.attempts == 0
     assert targets[ids["facebook"]].state == "published"
     assert publish_calls(env, ids["instagram"]) == []
     lines = [r for r in caplog.records if "cannot be decrypted" in r.getMessage()]

@@ -69,6 +69,7 @@ async def read(home: Path, schedule_id: str) -> tuple[Schedule, list[PublishTarg
     rt = runtime(home)
     async with rt.db.session(write=False) as s:
         schedule = await s.get(Schedule, schedule_id)
+        assert schedule is not None
         targets = list((await s.exec(select(PublishTarget).where(PublishTarget.schedule_id == schedule_id))).all())
     await rt.close()
     return schedule, targets
@@ -117,6 +118,7 @@ async def expire_lease(home: Path, schedule_id: str, *, clear_faults: bool = Fal
     rt = runtime(home)
     async with rt.db.session(write=True) as s:
         schedule = await s.get(Schedule, schedule_id)
+        assert schedule is not None
         schedule.lease_expires_at = rt.clock.now() - timedelta(seconds=1)
         if clear_faults:
             for integration in (await s.exec(select(Integration))).all():

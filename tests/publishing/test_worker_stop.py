@@ -48,7 +48,7 @@ async def statuses(home: Path, ids: list[str]) -> list[tuple[str, str | None]]:
     async with rt.db.session(write=False) as s:
         rows = [await s.get(Schedule, i) for i in ids]
     await rt.close()
-    return [(r.status, r.lease_owner) for r in rows]
+    return [(r.status, r.lease_owner) if r is not None else ("missing", None) for r in rows]
 
 
 def test_sigterm_mid_batch_hands_back_unstarted_schedules(tmp_path, initialized) -> None:

@@ -44,6 +44,7 @@ class Sched:
         self.brand = world.brand_a
         self.ig, self.tt = world.integrations["instagram"].id, world.integrations["tiktok"].id
         self.targets = sorted([self.ig, self.tt])
+        self.item_id = ""  # the draft the `sc` fixture makes (tests/schedules/conftest.py)
 
     async def setup(self) -> Sched:
         self.image = await add_media(self.env, self.brand)

@@ -4,6 +4,7 @@ action. No database: the engine takes plain facts."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -31,8 +32,8 @@ def image(id_: str, w: int = 1080, h: int = 1350, ct: str = "image/jpeg", size: 
                          "height": h, "size": size, "sha256": "ab" * 32, **kw})
 
 
-def video(id_: str, w: int = 1080, h: int = 1920, duration: float = 30, ct: str = "video/mp4",
-          size: int = 10 * MB, **kw) -> MediaFacts:
+def video(id_: str, w: int | None = 1080, h: int | None = 1920, duration: float | None = 30,
+          ct: str = "video/mp4", size: int | None = 10 * MB, **kw) -> MediaFacts:
     return MediaFacts(**{"id": id_, "status": "completed", "kind": "video", "content_type": ct, "width": w,
                          "height": h, "duration": duration, "size": size, "sha256": "cd" * 32, **kw})
 
@@ -96,7 +97,9 @@ def _max_caption(platform: str) -> tuple[int, str]:
     p = BY_KEY[platform]
     settings = GOOD[platform]["settings"] or {}
     pt = settings.get("post_type") or p.default_post_type
+    assert pt is not None
     limit = p.rules.text_limit("caption", pt) or p.rules.text_limit("description", pt)
+    assert limit is not None
     return limit.max, "DESCRIPTION_TOO_LONG" if limit.field == "description" else "CAPTION_TOO_LONG"
 
 
@@ -430,7 +433,7 @@ def test_every_issue_code_is_exercised() -> None:
 
 # --- codes the settings models already refuse: reach the engine's own check with unvalidated settings -----
 
-def _raw(platform: str, item_settings: dict[str, Any], media: list[MediaFacts] = ()) -> PreflightFacts:
+def _raw(platform: str, item_settings: dict[str, Any], media: Sequence[MediaFacts] = ()) -> PreflightFacts:
     f = facts(platform, media=list(media))
     model = SETTINGS_MODELS[platform]
     built = model.model_construct(**{**model().model_dump(), **item_settings})
@@ -461,8 +464,8 @@ def test_aspect_blocker_carries_repair_options() -> None:
     r = evaluate(facts("instagram", settings={"post_type": "GRID_POST", "media_ids": [I1]},
                        media=[image(I1, 1000, 2000)]))
     issue = next(i for i in r.blockers if i.code == "MEDIA_ASPECT_RATIO_OUT_OF_RANGE")
-    by_mode = {o.mode: o for o in issue.repair_options}
-    assert by_mode["pad"].available and by_mode["pad"].id.startswith("ro_")
+    by_mode = {o.mode: o for o in issue.repair_options or []}
+    assert by_mode["pad"].available and (by_mode["pad"].id or "").startswith("ro_")
     assert by_mode["pad"].integration_id == IID and by_mode["pad"].post_type == "GRID_POST"
     assert not by_mode["centre_crop"].available and by_mode["centre_crop"].unavailable_code
     assert "repair_options" in issue.to_dict()
@@ -474,16 +477,18 @@ def test_video_geometry_blocker_offers_even_options_within_the_duration_budget()
     # A square video for a 9:16 Facebook reel: cropping would cut 44 % (limit 25 %), padding fits.
     r = evaluate(facts("facebook", media=[video(V1, 1080, 1080)]))
     issue = next(i for i in r.blockers if i.code == "MEDIA_ASPECT_RATIO_OUT_OF_RANGE")
-    by_mode = {o.mode: o for o in issue.repair_options}
+    by_mode = {o.mode: o for o in issue.repair_options or []}
     assert by_mode["centre_crop"].unavailable_code == "REPAIR_CROP_LOSS_TOO_HIGH"
     pad = by_mode["pad"]
-    assert pad.available and pad.target.model_dump() == {"width": 1080, "height": 1920}
+    assert pad.available and pad.target is not None and pad.resize is not None and pad.pad is not None
+    assert pad.target.model_dump() == {"width": 1080, "height": 1920}
     assert all(v % 2 == 0 for v in (*pad.resize.model_dump().values(), *pad.pad.model_dump().values()))
     # Longer than the policy renders: explained, not offered.
     long = evaluate(facts("facebook", media=[video(V1, 1080, 1080, duration=REPAIR_POLICY.max_video_seconds + 1)]))
     issue = next(i for i in long.blockers if i.code == "MEDIA_ASPECT_RATIO_OUT_OF_RANGE")
-    assert {o.unavailable_code for o in issue.repair_options} == {"REPAIR_VIDEO_TOO_LONG"}
-    assert all(not o.available and o.id is None and o.explanation for o in issue.repair_options)
+    assert {o.unavailable_code for o in issue.repair_options or []} == {"REPAIR_VIDEO_TOO_LONG"}
+    assert issue.repair_options and all(not o.available and o.id is None and o.explanation
+                                        for o in issue.repair_options)
 
 
 def test_unknown_properties_warn() -> None:
@@ -532,7 +537,7 @@ def test_request_rules_pass(extra) -> None:
     assert r.next_actions[-1].startswith("Create the Schedule")
 
 
-def _two_targets(plan: PlanFacts, settings: dict[str, Any] | None = None, media: list[MediaFacts] = ()):
+def _two_targets(plan: PlanFacts, settings: dict[str, Any] | None = None, media: Sequence[MediaFacts] = ()):
     second = "int_01JABCDEFGHJKMNPQRSTVWXY01"
     f = facts("x", settings=settings or {}, media=list(media), plan=plan)
     integrations = {**f.integrations, second: IntegrationFacts(id=second, platform="threads", status="connected")}
@@ -607,7 +612,7 @@ def test_issues_per_target_are_bounded() -> None:
 
 def test_an_accounts_own_text_limit_replaces_the_registry_default() -> None:
     """A Mastodon instance's max_characters (read at connect time) is the limit for its account."""
-    def facts_with(limit: int | None, text: str, parts: list[str] = ()) -> PreflightFacts:
+    def facts_with(limit: int | None, text: str, parts: Sequence[str] = ()) -> PreflightFacts:
         f = facts("mastodon", copy={"caption": text, "hashtags": [], "title": None},
                   settings={"thread_parts": [{"text": p} for p in parts]} if parts else {})
         integ = f.integrations[IID].model_copy(update={"text_max": limit})

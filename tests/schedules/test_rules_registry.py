@@ -19,7 +19,7 @@ from schemas.platforms import (
     VALIDATION_VERSION,
     rules_fingerprint,
 )
-from schemas.platforms.rules import CountLimit, MediaSpec, PostTypeRules, TextLimit
+from schemas.platforms.rules import CountLimit, MediaSpec, PostTypeRules, TextLimit, ThreadRules
 from schemas.textcount import COUNTERS
 
 HISTORY = Path(__file__).parents[1] / "snapshots" / "validation_versions.json"
@@ -127,18 +127,36 @@ def test_rules_match_registry_and_settings_models() -> None:
 
 def test_rule_types_are_frozen() -> None:
     for cls in (TextLimit, CountLimit, MediaSpec, PostTypeRules):
-        assert cls.__dataclass_params__.frozen
+        assert cls.__dataclass_params__.frozen  # pyright: ignore[reportAttributeAccessIssue]  # @dataclass sets it; the checker does not declare it
+
+
+def _thread(platform: str) -> ThreadRules:
+    found = BY_KEY[platform].rules.thread
+    assert found is not None, platform
+    return found
+
+
+def _post_type(platform: str, key: str) -> PostTypeRules:
+    found = BY_KEY[platform].rules.post_type(key)
+    assert found is not None, (platform, key)
+    return found
+
+
+def _text(platform: str, name: str, post_type: str) -> TextLimit:
+    found = BY_KEY[platform].rules.text_limit(name, post_type)
+    assert found is not None, (platform, name, post_type)
+    return found
 
 
 def test_spec_limits_are_the_spec_values() -> None:
     """The numbers the spec itself states (Limits table, settings table)."""
-    assert BY_KEY["x"].rules.thread.max_parts == 24 and BY_KEY["bluesky"].rules.thread.max_parts == 24
-    assert BY_KEY["x"].rules.thread.part_media.max_media == 4
-    assert BY_KEY["threads"].rules.thread.max_parts == 9 and BY_KEY["threads"].rules.thread.part_media is None
+    assert _thread("x").max_parts == 24 and _thread("bluesky").max_parts == 24
+    x_parts = _thread("x").part_media
+    assert x_parts is not None and x_parts.max_media == 4
+    assert _thread("threads").max_parts == 9 and _thread("threads").part_media is None
     th = BY_KEY["threads"].rules
-    assert (th.text_limit("caption", "TH_TEXT").max, th.text_limit("caption", "TH_TEXT").counting) == (500, "threads")
+    assert (_text("threads", "caption", "TH_TEXT").max, _text("threads", "caption", "TH_TEXT").counting) == (500, "threads")
     assert th.counts[0].max == 5
-    assert th.post_type("TH_CAROUSEL").min_media == 2 and th.post_type("TH_CAROUSEL").max_media == 20
-    pin = BY_KEY["pinterest"].rules
-    assert [pin.text_limit(f, "PIN_IMAGE").max for f in ("caption", "title", "alt_text")] == [800, 100, 500]
-    assert pin.post_type("PIN_IMAGE").max_media == 5 and pin.post_type("PIN_VIDEO").max_media == 1
+    assert _post_type("threads", "TH_CAROUSEL").min_media == 2 and _post_type("threads", "TH_CAROUSEL").max_media == 20
+    assert [_text("pinterest", f, "PIN_IMAGE").max for f in ("caption", "title", "alt_text")] == [800, 100, 500]
+    assert _post_type("pinterest", "PIN_IMAGE").max_media == 5 and _post_type("pinterest", "PIN_VIDEO").max_media == 1

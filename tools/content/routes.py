@@ -183,7 +183,7 @@ def _provider_error(exc: ProviderError) -> ApiError:
                     retryable=exc.retryable if code == "DEPENDENCY_UNAVAILABLE" else None)
 
 
-async def update_tiktok_privacy(call: Call, req: sc.UpdateTikTokPrivacyRequest) -> dict[str, Any]:
+async def update_tiktok_privacy(call: Call, req: sc.UpdateTikTokPrivacyRequest) -> sc.TikTokPrivacyResult:
     item = await load_item(call.session, call.brand_id, req.content_item_id)
     integration = (await call.session.exec(select(Integration).where(
         Integration.id == req.integration_id, Integration.brand_id == call.brand_id))).first()
@@ -230,7 +230,7 @@ async def update_tiktok_privacy(call: Call, req: sc.UpdateTikTokPrivacyRequest) 
         await call.session.flush()
         outcome = "updated"
     brand_id = item.brand_id
-    return {
+    return sc.TikTokPrivacyResult.model_validate({
         "content_item_id": item.id, "brand_id": item.brand_id, "integration_id": integration.id,
         "privacy_level": req.privacy_level, "outcome": outcome, "next_action": {"action": "preflight_content"},
         "links": _drop_none({
@@ -238,7 +238,7 @@ async def update_tiktok_privacy(call: Call, req: sc.UpdateTikTokPrivacyRequest) 
             "preflight": link(PREFLIGHT, content_item_id=item.id, brand_id=brand_id),
             "dynamic_options": link(DYNAMIC_OPTIONS, integration_id=integration.id, brand_id=brand_id),
         }),
-    }
+    })
 
 
 CONTENT_ITEM_PATH = "/v1/brands/{brand_id}/content-items"

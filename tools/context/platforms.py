@@ -127,6 +127,13 @@ def capabilities_document() -> dict[str, Any]:
 
 
 @cache
+def capabilities() -> Capabilities:
+    """The document as its model, validated once: what the handler returns (dumped per request by the
+    dispatcher, equal to `capabilities_document()`)."""
+    return Capabilities.model_validate(capabilities_document())
+
+
+@cache
 def etag() -> str:
     """Strong tag over the document (which carries VALIDATION_VERSION): any change to either changes it."""
     return _etag_for(capabilities_document(), VALIDATION_VERSION)
@@ -144,12 +151,12 @@ def _matches(header: str | None, tag: str) -> bool:
     return tag in candidates or "*" in candidates
 
 
-async def get_platform_capabilities(call: Call, req: NoInput) -> Reply:
+async def get_platform_capabilities(call: Call, req: NoInput) -> Reply[Capabilities]:
     tag = etag()
     headers = {"ETag": tag, "Cache-Control": CACHE_CONTROL}
     if _matches(call.headers.get("If-None-Match"), tag):
         return Reply(not_modified=True, headers=headers)
-    return Reply(data=capabilities_document(), headers=headers)
+    return Reply(data=capabilities(), headers=headers)
 
 
 ENDPOINTS = [

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel import col, select
 
+from storage.blobs import DirectUploadStore
 from storage.tables.media import Media
 from tools.media.items import blob_key, blobs
 from tools.media.uploads import enqueue_processing, incoming_key
@@ -42,13 +43,13 @@ async def _verified(store: Any, key: str, media: Media) -> bool:
 
 async def accept_incoming(rt: Runtime, worker_id: str) -> int:
     store = blobs(rt.settings)
-    if getattr(store, "presign_put", None) is None:
+    if not isinstance(store, DirectUploadStore):  # the local store receives uploads itself
         return 0
     now = rt.clock.now()
     async with rt.db.session(write=False) as session:
         waiting = (await session.exec(select(Media).where(
             Media.source == "upload", Media.status == "pending_upload", col(Media.uploaded_at).is_(None),
-            Media.upload_expires_at >= now - GRACE).order_by(col(Media.upload_expires_at)).limit(BATCH))).all()
+            col(Media.upload_expires_at) >= now - GRACE).order_by(col(Media.upload_expires_at)).limit(BATCH))).all()
     done = 0
     for media in waiting:
         incoming = incoming_key(media.id)

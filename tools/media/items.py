@@ -14,7 +14,7 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.ids import new_id
-from schemas.media import BY_CONTENT_TYPE, FILENAME_MAX, MAX_ANY_BYTES, THUMBNAIL_CONTENT_TYPE
+from schemas.media import BY_CONTENT_TYPE, FILENAME_MAX, MAX_ANY_BYTES, THUMBNAIL_CONTENT_TYPE, MediaItem
 from schemas.settings import Settings
 from schemas.time import iso
 from storage.blobs import BlobStore, store_for
@@ -171,6 +171,11 @@ def readiness(media: Media, now: datetime) -> dict[str, Any]:
                             "guidance": f"PUT the file's bytes to the upload URL you were given before "
                                         f"{iso(media.upload_expires_at)}."})
     return {"ready_for_content": status in READY_STATUSES, "next_actions": actions}
+
+
+def media_out(media: Media, settings: Settings, now: datetime) -> MediaItem:
+    """`media_item` as the spec's model (what a handler returns)."""
+    return MediaItem.model_validate(media_item(media, settings, now))
 
 
 def media_item(media: Media, settings: Settings, now: datetime) -> dict[str, Any]:

@@ -29,6 +29,8 @@ from schemas.media import (
 # (a server, a worker) imports this one, and most never look at a file (bench/HISTORY.md "Start-up").
 if TYPE_CHECKING:
     import av
+    from av.container import InputContainer
+    from av.video.stream import VideoStream
     from PIL import Image
 
 PIL_FORMATS = {"jpeg": "JPEG", "png": "PNG", "gif": "GIF", "webp": "WEBP"}
@@ -219,18 +221,19 @@ def _thumbnails(img: Image.Image) -> tuple[bytes, bytes]:
 
 # -- video ---------------------------------------------------------------------------------------------------
 
-def open_video(path: Path, family: str) -> av.container.InputContainer:
+def open_video(path: Path, family: str) -> InputContainer:
     import av
+    from av.error import FFmpegError
 
     try:
         return av.open(str(path), mode="r", format=DEMUXERS[family], options={"protocol_whitelist": "file"},
                        metadata_errors="ignore")
-    except av.FFmpegError:
+    except FFmpegError:
         raise ProbeError("CORRUPT_FILE", "The video could not be read; it is damaged or not a real "
                                          f"{FAMILY_TEXT[family].split(' ', 1)[1]}.") from None
 
 
-def video_duration(container: av.container.InputContainer, stream: av.video.stream.VideoStream) -> float | None:
+def video_duration(container: InputContainer, stream: VideoStream) -> float | None:
     import av
 
     if stream.duration is not None and stream.time_base is not None:
@@ -249,7 +252,7 @@ def frame_rotation(frame: av.VideoFrame) -> int:
 
 
 def _probe_video(path: Path, family: str, thumbnails: bool) -> ProbeResult:
-    import av
+    from av.error import FFmpegError
 
     container = open_video(path, family)
     with container:
@@ -271,7 +274,7 @@ def _probe_video(path: Path, family: str, thumbnails: bool) -> ProbeResult:
         frame, target = None, min(1.0, duration / 2)
         try:
             frame = _frame_at(container, stream, target)
-        except av.FFmpegError:
+        except FFmpegError:
             frame = None
         if frame is None:
             raise ProbeError("CORRUPT_FILE", "No picture could be decoded from the video; the file is damaged or "
@@ -294,15 +297,15 @@ def _probe_video(path: Path, family: str, thumbnails: bool) -> ProbeResult:
     return ProbeResult(probe, large, small)
 
 
-def _frame_at(container: av.container.InputContainer, stream: av.video.stream.VideoStream,
+def _frame_at(container: InputContainer, stream: VideoStream,
               seconds: float) -> av.VideoFrame | None:
     """The first frame at or after `seconds` (bounded decode); the last decoded one if the video is shorter."""
-    import av
+    from av.error import FFmpegError
 
     if seconds > 0 and stream.time_base is not None:
         try:
             container.seek(int(seconds / stream.time_base), stream=stream, backward=True)
-        except av.FFmpegError:
+        except FFmpegError:
             container.seek(0)
     last = None
     for count, frame in enumerate(container.decode(stream)):

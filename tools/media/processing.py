@@ -111,6 +111,7 @@ async def _fetch(rt: Runtime, media: Media) -> Media:
         row = await session.get(Media, media.id)
         assert row is not None
         brand = await session.get(Brand, row.brand_id)
+        assert brand is not None  # media rows go with their brand (deleted with it)
         try:  # an import's size is known only now: the per-brand byte cap is checked here
             await check_media_bytes(session, brand, stored.size, rt.settings.upgrade_url)
         except ApiError as exc:

@@ -35,9 +35,10 @@ from tools.media.derivatives import (
     output_content_type,
 )
 from tools.media.items import media_item
-from tools.media.routes import _get, _new_media
+from tools.media.routes import _get, _new_media, workspace_of
 from tools.media.transform import TransformError
 from tools.media.uploads import enqueue_processing
+from tools.schedules.preflight import media_facts
 from tools.schedules.repair_options import compute_repair_options, find_repair_option
 
 
@@ -57,7 +58,7 @@ async def _check_request(call: Call, req: RepairDerivativeRequest, source: Media
     next_action = "preflight_content"
     integration = (await call.session.exec(select(Integration).where(
         Integration.id == req.integration_id, Integration.brand_id == call.brand_id,
-        Integration.workspace_id == call.brand.workspace_id))).first()
+        Integration.workspace_id == workspace_of(call)))).first()
     if integration is None:
         issues.append(issue("$.integration_id", "NOT_FOUND", "No integration of this brand has this ID; use the "
                                                              "integration_id of the repair option (list_targets)."))
@@ -84,9 +85,7 @@ async def _check_request(call: Call, req: RepairDerivativeRequest, source: Media
 
 def _facts(media: Media) -> MediaFacts:
     # The same facts preflight builds for this row, so the recomputed options are the ones preflight issues.
-    return MediaFacts(id=media.id, status=media.status, kind=media.kind, content_type=media.content_type,
-                      width=media.width, height=media.height, duration=media.duration, size=media.size,
-                      sha256=media.sha256)
+    return media_facts(media)
 
 
 def _match(req: RepairDerivativeRequest, source: Media) -> RepairOption:
@@ -157,7 +156,7 @@ def _next_actions(media: Media, source: Media, platform: str, integration_id: st
     ]
 
 
-async def repair_media_derivative(call: Call, req: RepairDerivativeRequest) -> Reply:
+async def repair_media_derivative(call: Call, req: RepairDerivativeRequest) -> Reply[out.RepairDerivativeResult]:
     source = await _get(call, req.media_id)
     await _check_request(call, req, source)
     option = _match(req, source)
@@ -177,7 +176,7 @@ async def repair_media_derivative(call: Call, req: RepairDerivativeRequest) -> R
         derived_from_id=source.id, derivation=record, folder_id=source.folder_id, description=source.description)
     await enqueue_processing(call.session, call.now, media.id)
     call.wake_worker_after_commit()
-    return Reply(status=201, data={
+    return Reply(status=201, data=out.RepairDerivativeResult.model_validate({
         "media": media_item(media, call.rt.settings, call.now),
         "outcome": "created",
         "derived_from_id": source.id,
@@ -185,7 +184,7 @@ async def repair_media_derivative(call: Call, req: RepairDerivativeRequest) -> R
         "next_actions": _next_actions(media, source, req.platform, req.integration_id),
         "links": {"self": link("get_media", brand_id=media.brand_id, media_id=media.id),
                   "source": link("get_media", brand_id=source.brand_id, media_id=source.id)},
-    })
+    }))
 
 
 def _replayed(data: Any) -> Any:

@@ -32,13 +32,14 @@ from storage.tables.media import Media
 from tools.endpoint import Call, Endpoint, Reply
 from tools.links import link
 from tools.media.items import (
+    asset_url,
     check_media_quota,
     clean_filename,
     content_type_from_name,
     filename_from_url,
     folder_exists,
     import_policy,
-    media_item,
+    media_out,
     new_asset_id,
     upload_expired,
 )
@@ -53,8 +54,13 @@ SCAN_WINDOW = 4 * LIST_MAX_LIMIT
 
 # -- helpers -------------------------------------------------------------------------------------------------
 
+def workspace_of(call: Call) -> str:
+    assert call.brand is not None  # every media route has {brand_id} and loads the Brand row
+    return call.brand.workspace_id
+
+
 async def _check_folder(call: Call, folder_id: str | None, issues: Issues) -> None:
-    if folder_id is not None and not await folder_exists(call.session, call.brand.workspace_id, call.brand_id,
+    if folder_id is not None and not await folder_exists(call.session, workspace_of(call), call.brand_id,
                                                          folder_id):
         issues.add("$.folder_id", "NOT_FOUND", "No media folder of this brand has this ID.")
 
@@ -85,19 +91,25 @@ async def _get(call: Call, media_id: str) -> Media:
         raise not_found("Media")
     media = (await call.session.exec(select(Media).where(
         Media.id == media_id, Media.brand_id == call.brand_id,
-        Media.workspace_id == call.brand.workspace_id))).first()
+        Media.workspace_id == workspace_of(call)))).first()
     if media is None:
         raise not_found("Media")
     return media
 
 
-def _links(media: Media) -> dict[str, Any]:
-    return {"self": link("get_media", brand_id=media.brand_id, media_id=media.id)}
+def _links(media: Media) -> out.MediaLinks:
+    return out.MediaLinks.model_validate({"self": link("get_media", brand_id=media.brand_id, media_id=media.id)})
+
+
+def _download_url(call: Call, media: Media) -> str:
+    url = asset_url(call.rt.settings, media.asset_id)
+    assert url is not None  # every item gets its asset ID when created (_new_media)
+    return url
 
 
 # -- handlers ------------------------------------------------------------------------------------------------
 
-async def create_media_upload_session(call: Call, req: CreateUploadSessionRequest) -> Reply:
+async def create_media_upload_session(call: Call, req: CreateUploadSessionRequest) -> Reply[out.UploadSession]:
     issues = Issues()
     name = _filename(req.filename, issues)
     kind = BY_CONTENT_TYPE[req.content_type].kind
@@ -109,16 +121,16 @@ async def create_media_upload_session(call: Call, req: CreateUploadSessionReques
                              status="pending_upload", size=req.size, sha256=req.sha256, folder_id=req.folder_id,
                              description=req.description, upload_expires_at=upload_expiry(call.now))
     settings = call.rt.settings
-    return Reply(status=201, data={
+    return Reply(status=201, data=out.UploadSession.model_validate({
         "id": media.id, "status": media.status,
         "upload": {"url": upload_url(settings, media), "method": "PUT", "headers": upload_headers(media, settings),
                    "expires_at": iso(media.upload_expires_at)},
-        "download_url": media_item(media, settings, call.now)["download_url"],
+        "download_url": _download_url(call, media),
         "links": _links(media),
-    })
+    }))
 
 
-async def import_media(call: Call, req: ImportMediaRequest) -> Reply:
+async def import_media(call: Call, req: ImportMediaRequest) -> Reply[out.ImportResult]:
     issues = Issues()
     try:
         target = await fetch.check_url(req.url, import_policy(call.rt.settings))
@@ -139,17 +151,16 @@ async def import_media(call: Call, req: ImportMediaRequest) -> Reply:
                              status="processing", source_url=req.url, folder_id=req.folder_id)
     await enqueue_processing(call.session, call.now, media.id)
     call.wake_worker_after_commit()
-    return Reply(status=201, data={
-        "id": media.id, "status": media.status, "replayed": False,
-        "download_url": media_item(media, call.rt.settings, call.now)["download_url"], "links": _links(media),
-    })
+    return Reply(status=201, data=out.ImportResult.model_validate({
+        "id": media.id, "status": media.status, "replayed": False, "download_url": _download_url(call, media),
+        "links": _links(media)}))
 
 
 def _replayed(data: Any) -> Any:
     return {**data, "replayed": True} if isinstance(data, dict) else data
 
 
-async def legacy_upload_url(call: Call, req: RequestUploadUrlRequest) -> Reply:
+async def legacy_upload_url(call: Call, req: RequestUploadUrlRequest) -> Reply[out.UploadUrl]:
     """The legacy upload flow (a pending media item and its signed PUT URL): a service of this area for the
     publishing toolset's older route, `request_media_upload_url` (tools/publishing/older.py)."""
     issues = Issues()
@@ -159,10 +170,10 @@ async def legacy_upload_url(call: Call, req: RequestUploadUrlRequest) -> Reply:
     media = await _new_media(call, source="legacy_upload", file_name=name, content_type=req.content_type,
                              status="pending_upload", folder_id=req.folder_id,
                              upload_expires_at=upload_expiry(call.now))
-    return Reply(status=201, data={
+    return Reply(status=201, data=out.UploadUrl.model_validate({
         "id": media.id, "upload_url": upload_url(call.rt.settings, media),
         "expires_at": iso(media.upload_expires_at), "status": media.status, "links": _links(media),
-    })
+    }))
 
 
 # -- list cursor: signed, bound to the brand, positioned on the last row scanned -------------------------------------
@@ -185,12 +196,12 @@ def _listed(media: Media, now: datetime) -> bool:
     return not upload_expired(media, now)
 
 
-async def list_media(call: Call, req: ListMediaRequest) -> Reply:
+async def list_media(call: Call, req: ListMediaRequest) -> out.MediaList:
     if req.cursor is not None and req.pagination != "cursor":
         raise ApiError("INVALID_QUERY", "cursor needs pagination=cursor.",
                        issues=[{"code": "REQUIRES_PAGINATION_CURSOR", "field_path": "$.cursor",
                                 "message": "Send pagination=cursor with cursor."}])
-    query = select(Media).where(Media.brand_id == call.brand_id, Media.workspace_id == call.brand.workspace_id)
+    query = select(Media).where(Media.brand_id == call.brand_id, Media.workspace_id == workspace_of(call))
     if req.cursor is not None:
         query = keyset.after(query, Media.created_at, Media.id, decode_cursor(call, req.cursor), desc=True)
     rows = (await call.session.exec(
@@ -206,18 +217,18 @@ async def list_media(call: Call, req: ListMediaRequest) -> Reply:
             items.append(row)
     else:
         has_more = len(rows) == SCAN_WINDOW  # the window ended: rows may remain beyond it
-    data: dict[str, Any] = {"items": [media_item(m, call.rt.settings, call.now) for m in items],
-                            "has_more": has_more}
-    if req.pagination == "cursor":
-        data["next_cursor"] = encode_cursor(call, position) if has_more and position is not None else None
-    return Reply(data=data)
+    listed = [media_out(m, call.rt.settings, call.now) for m in items]
+    if req.pagination == "cursor":  # next_cursor is present (possibly null) only when asked for
+        return out.MediaList(items=listed, has_more=has_more,
+                             next_cursor=encode_cursor(call, position) if has_more and position is not None else None)
+    return out.MediaList(items=listed, has_more=has_more)
 
 
-async def get_media(call: Call, req: MediaPath) -> dict[str, Any]:
-    return media_item(await _get(call, req.media_id), call.rt.settings, call.now)
+async def get_media(call: Call, req: MediaPath) -> out.MediaItem:
+    return media_out(await _get(call, req.media_id), call.rt.settings, call.now)
 
 
-async def update_media(call: Call, req: UpdateMediaRequest) -> dict[str, Any]:
+async def update_media(call: Call, req: UpdateMediaRequest) -> out.MediaItem:
     media = await _get(call, req.media_id)
     given = req.model_fields_set
     issues = Issues()
@@ -248,7 +259,7 @@ async def update_media(call: Call, req: UpdateMediaRequest) -> dict[str, Any]:
         media.updated_at = call.now
         call.session.add(media)
         await call.session.flush()
-    return media_item(media, call.rt.settings, call.now)
+    return media_out(media, call.rt.settings, call.now)
 
 
 ENDPOINTS = [

@@ -43,6 +43,7 @@ from tools.media.probe import (
 if TYPE_CHECKING:
     import av
     import av.filter
+    from av.video.stream import VideoStream
 
 Mode = Literal["centre_crop", "pad"]
 MODES: tuple[str, ...] = ("centre_crop", "pad")
@@ -232,7 +233,7 @@ _ROTATION_FILTERS = {90: [("transpose", "cclock")], 270: [("transpose", "clock")
                      180: [("hflip", ""), ("vflip", "")]}
 
 
-def _graph(stream: av.video.stream.VideoStream, rotation: int, geometry: Geometry,
+def _graph(stream: VideoStream, rotation: int, geometry: Geometry,
            pad_colour: tuple[int, int, int]) -> av.filter.Graph:
     import av.filter
 
@@ -287,7 +288,7 @@ def transform_video(src: Path, dst: Path, content_type: str, mode: str, *, aspec
 
 def _encode(inp: Any, vs: Any, audio: Any, out: Any, geometry: Geometry, rotation: int,
             pad_colour: tuple[int, int, int]) -> None:
-    import av
+    import av.error
 
     rate = vs.average_rate or vs.guessed_rate or Fraction(30)
     ovs = out.add_stream(VIDEO_CODEC, rate=rate)
@@ -308,7 +309,7 @@ def _encode(inp: Any, vs: Any, audio: Any, out: Any, geometry: Geometry, rotatio
         while True:
             try:
                 frame = graph.pull()
-            except (av.BlockingIOError, av.EOFError):
+            except (av.error.BlockingIOError, av.error.EOFError):
                 return
             for packet in ovs.encode(frame):
                 out.mux(packet)

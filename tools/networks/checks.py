@@ -53,7 +53,8 @@ class CheckError(Exception):
 
 def _covers(platform: str) -> Callable[[set[str], str], bool]:
     """The platform's scope hierarchy (`covers` on its adapter, e.g. Mastodon's), else equality."""
-    covers = getattr(adapter_class(platform), "covers", None) if platform in ADAPTERS else None
+    covers: Callable[[set[str], str], bool] | None = (
+        getattr(adapter_class(platform), "covers", None) if platform in ADAPTERS else None)
     return covers if callable(covers) else (lambda granted, needed: needed in granted)
 
 

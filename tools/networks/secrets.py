@@ -38,6 +38,7 @@ async def rotate(rt: Runtime, *, legacy_only: bool = False) -> dict[str, int]:
         return counts
     async with rt.db.session(write=True) as s:
         for app in (await s.exec(select(OAuthApp).where(col(OAuthApp.client_secret).is_not(None)))).all():
+            assert app.client_secret is not None  # selected so
             app.client_secret = vault.seal_text(rt.settings, vault.open_text(rt.settings, app.client_secret))
             s.add(app)
             counts["oauth_apps"] += 1

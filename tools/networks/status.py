@@ -34,6 +34,7 @@ async def network_status(rt: Runtime) -> list[dict[str, Any]]:
     for platform in (p for p in ADAPTERS if p != "sandbox"):
         network, app = NETWORKS.get(platform), app_rows.get(platform)
         if network is not None and network.register is None:
+            assert app is not None  # list_apps has a row for every network without registration
             connect, app_out = "oauth_operator_app", {k: app[k] for k in ("configured", "source", "client_id")}
             uri: str | None = app["redirect_uri"]
         elif network is not None:  # registered per server at connect time (Mastodon instances)

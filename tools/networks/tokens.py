@@ -42,7 +42,7 @@ RETRY_AFTER = timedelta(minutes=5)  # a failed refresh (network down, rate limit
 
 def due_query(now: datetime, limit: int = BATCH) -> Any:
     """The ids of connected accounts whose refresh or notice is due, soonest first: an index range scan."""
-    return (select(Integration.id).where(Integration.status == "connected", Integration.refresh_due_at <= now)
+    return (select(Integration.id).where(Integration.status == "connected", col(Integration.refresh_due_at) <= now)
             .order_by(col(Integration.refresh_due_at)).limit(limit))
 
 

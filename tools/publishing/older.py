@@ -28,7 +28,7 @@ NO_SIDE_EFFECTS = "Creates no Schedule, run or job, calls no provider and publis
 NEVER = "Never publishes and changes no content."
 
 
-async def request_media_upload_url(call: Call, req: RequestUploadUrlRequest) -> Reply:
+async def request_media_upload_url(call: Call, req: RequestUploadUrlRequest) -> Reply[media_out.UploadUrl]:
     return await legacy_upload_url(call, req)
 
 

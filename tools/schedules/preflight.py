@@ -18,6 +18,7 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from schemas.errors import ApiError
+from schemas.media import MEDIA_KINDS
 from schemas.platforms import VALIDATION_VERSION
 from schemas.preflight import (
     ContentFacts,
@@ -30,6 +31,7 @@ from schemas.preflight import (
     PreflightResult,
 )
 from schemas.scopes import PUBLISH_SCOPE
+from schemas.states import APPROVAL_STATUSES
 from schemas.time import iso, parse_timestamp
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
@@ -46,7 +48,7 @@ from tools.schedules.rules_engine import evaluate
 class Preflight:
     """What a preflight found: the API payload and the engine result behind it."""
 
-    payload: dict[str, Any]
+    payload: PreflightResult
     result: EngineResult
 
     @property
@@ -58,8 +60,8 @@ class Preflight:
         return ApiError("PREFLIGHT_BLOCKED", f"Preflight found {len(self.result.blockers)} blocker(s); nothing was "
                                              "scheduled.",
                         issues=[i.to_dict() for i in self.result.blockers],
-                        details={"fingerprint": self.payload["fingerprint"],
-                                 "validation_version": self.payload["validation_version"]})
+                        details={"fingerprint": self.payload.fingerprint,
+                                 "validation_version": self.payload.validation_version})
 
 
 def _normalised_time(text: str | None) -> str | None:
@@ -83,7 +85,8 @@ def text_max_of(i: Integration) -> int | None:
 
 
 def media_facts(m: Media) -> MediaFacts:
-    return MediaFacts(id=m.id, status=m.status, kind=m.kind, content_type=m.content_type, width=m.width,
+    kind = m.kind if m.kind in MEDIA_KINDS else None  # the column holds image, video or null
+    return MediaFacts(id=m.id, status=m.status, kind=kind, content_type=m.content_type, width=m.width,
                       height=m.height, duration=m.duration, size=m.size, sha256=m.sha256)
 
 
@@ -112,6 +115,8 @@ async def run_preflight(session: AsyncSession, *, brand: Brand, content_item_id:
     plan = await plans.plan_of(session, brand)
 
     when = iso(scheduled_at) if isinstance(scheduled_at, datetime) else scheduled_at
+    if approval_status is not None and approval_status not in APPROVAL_STATUSES:
+        raise ValueError(f"unknown approval_status {approval_status}")  # stored values are these; a bug otherwise
     facts = PreflightFacts(
         content=content,
         integration_ids=tuple(integration_ids),
@@ -161,7 +166,7 @@ async def run_preflight(session: AsyncSession, *, brand: Brand, content_item_id:
         "warnings": [i.to_dict() for i in result.warnings],
         "next_actions": result.next_actions,
         "links": links,
-    }).model_dump(mode="json")
+    })
     return Preflight(payload, result)
 
 
@@ -192,7 +197,7 @@ async def require_schedulable(call: Call, *, content_item_id: str, integration_i
     return found
 
 
-async def preflight_content(call: Call, req: PreflightRequest) -> dict[str, Any]:
+async def preflight_content(call: Call, req: PreflightRequest) -> PreflightResult:
     assert call.brand is not None
     found = await run_preflight(
         call.session, brand=call.brand, content_item_id=req.content_item_id, integration_ids=req.integration_ids,

@@ -154,11 +154,10 @@ def _summary(targets: list[PublishTarget]) -> dict[str, int]:
             "in_progress": sum(t.state in IN_PROGRESS_STATES for t in targets)}
 
 
-async def get_schedule_receipt(call: Call, req: ReceiptRequest) -> dict[str, Any]:
+async def get_schedule_receipt(call: Call, req: ReceiptRequest) -> out.ReceiptResult:
     schedule = await _schedule(call, req.schedule_id)
     run, targets = await _latest_run(call, schedule)
-    ids = {"brand_id": call.brand_id, "schedule_id": schedule.id}
-    links: dict[str, Any] = {"self": link("get_schedule_receipt", **ids),
+    links: dict[str, Any] = {"self": link("get_schedule_receipt", brand_id=call.brand_id, schedule_id=schedule.id),
                              "history": link("list_history", brand_id=call.brand_id)}
     data: dict[str, Any] = {"schedule_id": schedule.id, "receipt": None}
     next_actions: list[dict[str, str]] = []
@@ -187,13 +186,14 @@ async def get_schedule_receipt(call: Call, req: ReceiptRequest) -> dict[str, Any
                 authority, expires = issue_authority(call.rt, schedule, run, call.now)
                 data["cleanup_authority"] = authority
                 data["cleanup_authority_expires_at"] = iso(expires)
-                links["provider_cleanup"] = link("request_provider_cleanup", **ids)
+                links["provider_cleanup"] = link("request_provider_cleanup", brand_id=call.brand_id,
+                                                 schedule_id=schedule.id)
                 next_actions.append({"action": "request_provider_cleanup", "guidance": (
                     "Only if these posts must be removed from the platforms: send cleanup_authority to "
                     "request_provider_cleanup (needs publish:execute) before cleanup_authority_expires_at.")})
     data["next_actions"] = next_actions
     data["links"] = links
-    return data
+    return out.ReceiptResult.model_validate(data)
 
 
 # -- POST provider-cleanup ---------------------------------------------------------------------------------------
@@ -209,7 +209,7 @@ def _skip_reason(t: PublishTarget) -> str | None:
     return None
 
 
-async def request_provider_cleanup(call: Call, req: ProviderCleanupRequest) -> dict[str, Any]:
+async def request_provider_cleanup(call: Call, req: ProviderCleanupRequest) -> out.CleanupResult:
     schedule = await _schedule(call, req.schedule_id)
     run, targets = await _latest_run(call, schedule)
     if run is None:
@@ -229,8 +229,8 @@ async def request_provider_cleanup(call: Call, req: ProviderCleanupRequest) -> d
     spent = await call.session.exec(
         update(PublishExecution)
         .where(col(PublishExecution.id) == run.id,
-               col(PublishExecution.cleanup_authority_hash).is_(None) if previous is None  # pyright: ignore[reportArgumentType]  # a SQLModel column used as an expression
-               else PublishExecution.cleanup_authority_hash == previous)
+               col(PublishExecution.cleanup_authority_hash).is_(None) if previous is None
+               else col(PublishExecution.cleanup_authority_hash) == previous)
         .values(cleanup_authority_hash=authority_hash(req.cleanup_authority), updated_at=call.now)
         .execution_options(synchronize_session=False))
     if spent.rowcount != 1:
@@ -250,9 +250,10 @@ async def request_provider_cleanup(call: Call, req: ProviderCleanupRequest) -> d
     await call.session.flush()
     call.wake_worker_after_commit()
     queued = sum(r["cleanup"] == "queued" for r in results)
-    return {"schedule_id": schedule.id, "execution_id": run.id, "outcome": "cleanup_queued", "queued": queued,
-            "skipped": len(results) - queued, "targets": results,
-            "links": {"receipt": link("get_schedule_receipt", brand_id=call.brand_id, schedule_id=schedule.id)}}
+    return out.CleanupResult.model_validate({
+        "schedule_id": schedule.id, "execution_id": run.id, "outcome": "cleanup_queued", "queued": queued,
+        "skipped": len(results) - queued, "targets": results,
+        "links": {"receipt": link("get_schedule_receipt", brand_id=call.brand_id, schedule_id=schedule.id)}})
 
 
 def _replayed(data: Any) -> Any:

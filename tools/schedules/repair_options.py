@@ -217,7 +217,7 @@ def compute_repair_options(*, integration_id: str, platform: str, post_type: str
                            policy: RepairPolicy = REPAIR_POLICY) -> list[RepairOption]:
     """Both modes for `media` on this target and post type: available options, or unavailable entries with a
     code and explanation. Uses the registry's bounds for the media's kind."""
-    return list(_compute(integration_id, platform, post_type, media, policy_version, policy))
+    return list(_compute(integration_id, platform, post_type, media, policy_version, policy))  # pyright: ignore[reportArgumentType]  # MediaFacts is frozen, so hashable; pyright does not read pydantic's frozen config
 
 
 @lru_cache(maxsize=1024)

@@ -78,8 +78,10 @@ def _execution(run: PublishExecution, targets: Sequence[PublishTarget]) -> dict[
                         for t in sorted(targets, key=lambda t: t.integration_id)]}
 
 
-def schedule_payload(row: Schedule, execution: dict[str, Any] | None) -> dict[str, Any]:
-    return {
+def schedule_payload(row: Schedule, execution: dict[str, Any] | None) -> out.Schedule:
+    # One validation of the whole payload (nested dicts included) costs less than the generic walk the
+    # dispatcher gave a dict (tools/endpoint.py); the model is dumped as the payload.
+    return out.Schedule.model_validate({
         "id": row.id, "brand_id": row.brand_id, "content_item_id": row.content_item_id,
         "integration_ids": list(row.integration_ids), "scheduled_at": iso(row.scheduled_at),
         "approval_status": row.approval_status, "status": row.status,
@@ -91,10 +93,10 @@ def schedule_payload(row: Schedule, execution: dict[str, Any] | None) -> dict[st
             "targets": link("list_targets", brand_id=row.brand_id),
             "preflight": link("preflight_content", brand_id=row.brand_id, content_item_id=row.content_item_id),
         },
-    }
+    })
 
 
-async def schedule_payloads(session: AsyncSession, rows: Sequence[Schedule]) -> list[dict[str, Any]]:
+async def schedule_payloads(session: AsyncSession, rows: Sequence[Schedule]) -> list[out.Schedule]:
     """Payloads of many Schedules with two queries for all their latest executions (no query per row)."""
     run_ids = sorted({r.latest_execution_id for r in rows if r.latest_execution_id})
     executions: dict[str, dict[str, Any]] = {}
@@ -108,7 +110,7 @@ async def schedule_payloads(session: AsyncSession, rows: Sequence[Schedule]) -> 
     return [schedule_payload(r, executions.get(r.latest_execution_id or "")) for r in rows]
 
 
-async def one_payload(session: AsyncSession, row: Schedule) -> dict[str, Any]:
+async def one_payload(session: AsyncSession, row: Schedule) -> out.Schedule:
     return (await schedule_payloads(session, [row]))[0]
 
 
@@ -172,7 +174,7 @@ def _replayed(data: Any) -> Any:
 
 # -- create, get, list ------------------------------------------------------------------------------------------
 
-async def create_schedule(call: Call, req: CreateScheduleRequest) -> dict[str, Any]:
+async def create_schedule(call: Call, req: CreateScheduleRequest) -> out.CreatedSchedule:
     caller, brand = call.caller, call.brand
     assert caller is not None and brand is not None
     if req.approval_status == "approved":
@@ -188,10 +190,10 @@ async def create_schedule(call: Call, req: CreateScheduleRequest) -> dict[str, A
     await call.session.flush()
     if row.status == "scheduled":
         call.wake_worker_after_commit()
-    return {"schedule": schedule_payload(row, None), "outcome": "created"}
+    return out.CreatedSchedule(schedule=schedule_payload(row, None), outcome="created")
 
 
-async def get_schedule(call: Call, req: out.SchedulePath) -> dict[str, Any]:
+async def get_schedule(call: Call, req: out.SchedulePath) -> out.Schedule:
     return await one_payload(call.session, await _load(call, req.schedule_id))
 
 
@@ -234,7 +236,7 @@ def _window(req: Any) -> tuple[datetime, datetime]:
     return times["from"], times["to"]
 
 
-async def list_schedules(call: Call, req: Any) -> dict[str, Any]:
+async def list_schedules(call: Call, req: Any) -> out.SchedulePage:
     """Keyset pages on (scheduled_at, id) over ix_schedules_brand_time; a page costs the same at any depth."""
     start, end = _window(req)
     session = call.session
@@ -260,13 +262,13 @@ async def list_schedules(call: Call, req: Any) -> dict[str, Any]:
             ContentItemLabel.label_id == req.label, ContentItemLabel.brand_id == call.brand_id)
     rows, has_more = await keyset.page(session, query, Schedule.scheduled_at, Schedule.id, desc=desc,
                                        limit=req.limit, position=position)
-    return {"items": await schedule_payloads(session, rows), "has_more": has_more,
-            "next_cursor": _encode_cursor(call, parts, rows[-1]) if has_more else None}
+    return out.SchedulePage(items=await schedule_payloads(session, rows), has_more=has_more,
+                            next_cursor=_encode_cursor(call, parts, rows[-1]) if has_more else None)
 
 
 # -- changes to one Schedule ------------------------------------------------------------------------------------
 
-async def reschedule_schedule(call: Call, req: out.RescheduleRequest) -> dict[str, Any]:
+async def reschedule_schedule(call: Call, req: out.RescheduleRequest) -> out.RescheduledSchedule:
     _confirm(req.schedule_id, req.confirm_schedule_id)
     row = await _load(call, req.schedule_id, for_update=True)
     await _refuse_if_run(call, row, "rescheduled")
@@ -286,10 +288,10 @@ async def reschedule_schedule(call: Call, req: out.RescheduleRequest) -> dict[st
     await call.session.flush()
     if row.status == "scheduled":
         call.wake_worker_after_commit()
-    return {"schedule": await one_payload(call.session, row), "outcome": "rescheduled"}
+    return out.RescheduledSchedule(schedule=await one_payload(call.session, row), outcome="rescheduled")
 
 
-async def cancel_schedule(call: Call, req: out.ConfirmRequest) -> dict[str, Any]:
+async def cancel_schedule(call: Call, req: out.ConfirmRequest) -> out.CancelledSchedule:
     _confirm(req.schedule_id, req.confirm_schedule_id)
     row = await _load(call, req.schedule_id, for_update=True)
     await _refuse_if_run(call, row, "cancelled")
@@ -304,10 +306,10 @@ async def cancel_schedule(call: Call, req: out.ConfirmRequest) -> dict[str, Any]
     if held:  # a held Schedule cancelled is the review's "no" (the console's Reject)
         record.schedule(call.session, call.now, row, "schedule.rejected")
     await call.session.flush()
-    return {"schedule": await one_payload(call.session, row), "outcome": "cancelled"}
+    return out.CancelledSchedule(schedule=await one_payload(call.session, row), outcome="cancelled")
 
 
-async def approve_schedule(call: Call, req: out.ConfirmRequest) -> dict[str, Any]:
+async def approve_schedule(call: Call, req: out.ConfirmRequest) -> out.ApprovedSchedule:
     caller = call.caller
     assert caller is not None
     _confirm(req.schedule_id, req.confirm_schedule_id)
@@ -337,10 +339,10 @@ async def approve_schedule(call: Call, req: out.ConfirmRequest) -> dict[str, Any
     record.schedule(call.session, call.now, row, "schedule.approved")
     await call.session.flush()
     call.wake_worker_after_commit()
-    return {"id": row.id, "schedule": await one_payload(call.session, row), "outcome": "approved"}
+    return out.ApprovedSchedule(id=row.id, schedule=await one_payload(call.session, row), outcome="approved")
 
 
-async def move_schedule_to_draft(call: Call, req: out.ConfirmRequest) -> dict[str, Any]:
+async def move_schedule_to_draft(call: Call, req: out.ConfirmRequest) -> out.MovedToDraft:
     _confirm(req.schedule_id, req.confirm_schedule_id)
     row = await _load(call, req.schedule_id, for_update=True)
     await _refuse_if_run(call, row, "moved to drafts")
@@ -357,15 +359,15 @@ async def move_schedule_to_draft(call: Call, req: out.ConfirmRequest) -> dict[st
                        repair_guidance="Remove the other uses first (another Schedule, a queue), or delete only this "
                                        "Schedule with delete_schedule. Published content stays published.")
     await _remove(call, row)
-    return {"id": row.id, "content_item_id": item_id, "outcome": "moved_to_draft"}
+    return out.MovedToDraft(id=row.id, content_item_id=item_id, outcome="moved_to_draft")
 
 
-async def delete_schedule(call: Call, req: out.ConfirmRequest) -> dict[str, Any]:
+async def delete_schedule(call: Call, req: out.ConfirmRequest) -> out.DeletedSchedule:
     _confirm(req.schedule_id, req.confirm_schedule_id)
     row = await _load(call, req.schedule_id, for_update=True)
     await _refuse_if_run(call, row, "deleted")
     await _remove(call, row)
-    return {"id": row.id, "content_item_id": row.content_item_id, "outcome": "deleted"}
+    return out.DeletedSchedule(id=row.id, content_item_id=row.content_item_id, outcome="deleted")
 
 
 async def _remove(call: Call, row: Schedule) -> None:

@@ -266,7 +266,7 @@ async def live_check(c: Console, request: Request, me: SignedIn) -> Response:
                     scheduled_at=cf.utc_of_local(cf.text(form, "scheduled_at", 32), tz),
                     approval_status=_approval(me), now=c.rt.clock.now(), upgrade_url=c.rt.settings.upgrade_url,
                     content_item_id=item_id)
-            preflight = found.payload
+            preflight = found.payload.model_dump(mode="json", by_alias=True)
         except ApiError as exc:
             error, issues = exc.message or exc.code, list(exc.issues)[:50]
     item = {**body, "id": item_id or "new"}
