@@ -39,6 +39,13 @@ def envelope(result: types.CallToolResult) -> dict[str, Any]:
     return result.structured_content
 
 
+def text_of(block: object) -> str:
+    """The text of a content block a test knows is text: a tool result's or prompt message's content, or a
+    resource's contents (each is a union that also admits images, audio, blobs and links)."""
+    assert isinstance(block, types.TextContent | types.TextResourceContents), block
+    return block.text
+
+
 async def all_tools(client: Client) -> tuple[list[types.Tool], int]:
     """Walk tools/list to the end; returns the tools and the number of pages."""
     tools: list[types.Tool] = []

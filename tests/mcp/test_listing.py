@@ -57,6 +57,7 @@ def test_the_listing_fits_its_budgets() -> None:
 @pytest.mark.parametrize("ep", ENDPOINTS, ids=lambda e: e.name)
 def test_listed_schemas_are_valid_and_point_to_settings_rules(ep) -> None:
     tool = mcp_tools.specs()[ep.name].tool
+    assert tool.output_schema is not None and tool.description is not None
     for schema in (tool.input_schema, tool.output_schema):
         Draft202012Validator.check_schema(schema)
         assert "$defs" not in schema and "$ref" not in json.dumps(schema)
@@ -79,7 +80,7 @@ def test_settings_keys_are_listed_once() -> None:
     assert {"privacy_level", "media_ids", "agreed_to_terms"} <= set(tiktok)
     assert tiktok["post_type"] == {"type": "string", "enum": ["VIDEO", "IMAGE", "CAROUSEL"]}
     for spec in others:
-        assert "keys as in create_content_item" in spec.tool.description
+        assert "keys as in create_content_item" in (spec.tool.description or ""), spec.name
         assert "properties" not in spec.tool.input_schema["properties"]["tiktok_settings"]
 
 
@@ -117,5 +118,6 @@ NEVER_WORDS = re.compile(r"\b(never|no|nothing|not|only|unchanged|untouched)\b",
 @pytest.mark.parametrize("ep", ENDPOINTS, ids=lambda e: e.name)
 def test_description_is_short_and_says_what_the_tool_never_does(ep) -> None:
     text = mcp_tools.specs()[ep.name].tool.description
+    assert text is not None
     assert len(text) <= 600, len(text)
     assert NEVER_WORDS.search(text), text

@@ -45,6 +45,13 @@ def _errors(schema: dict[str, Any], value: Any) -> list[str]:
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in Draft202012Validator(schema).iter_errors(value)]
 
 
+def _listed(name: str) -> dict[str, Any]:
+    """The output schema tools/list gives for `name` (every tool lists one)."""
+    schema = mcp_tools.specs()[name].tool.output_schema
+    assert schema is not None, name
+    return schema
+
+
 class Run:
     def __init__(self, client: Any, world: Any) -> None:
         self.client, self.world = client, world
@@ -55,7 +62,7 @@ class Run:
         ep = catalogue.by_name()[name]
         result = await self.client.call_tool(name, args)
         body = envelope(result)
-        listed = mcp_tools.specs()[name].tool.output_schema
+        listed = _listed(name)
         assert not _errors(listed, body), (name, _errors(listed, body), body)
         full = envelope_schema(ep) if body.get("success") else error_schema()
         assert not _errors(full, body), (name, _errors(full, body))
@@ -135,10 +142,10 @@ async def test_every_tool_result_validates_against_its_listed_output_schema(worl
 def test_the_listed_output_schema_refuses_what_the_envelope_never_is() -> None:
     """The listed schema is not `{}`: `data` of the wrong JSON type fails it (so the test above could fail),
     while an error envelope, which has no `data`, passes."""
-    one = mcp_tools.specs()["get_schedule"].tool.output_schema
+    one = _listed("get_schedule")
     assert _errors(one, {"success": True, "data": ["not", "an", "object"]})
     assert one["properties"]["data"] == {"type": "object"}  # its keys are each result's (issue 33 item 8)
-    older = mcp_tools.specs()["list_publications"].tool.output_schema
+    older = _listed("list_publications")
     assert _errors(older, {"success": True, "data": {"items": []}})
     assert not _errors(older, {"success": True, "data": [], "meta": {}, "pagination": {}})
     assert not _errors(one, {"success": False, "error": {"code": "NOT_FOUND"}})

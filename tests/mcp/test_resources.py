@@ -10,7 +10,7 @@ from mcp.shared.exceptions import MCPError
 
 from server.mcp_server.resources import RESOURCES
 from server.mcp_server.selection import Selection
-from tests.mcp.support import in_memory
+from tests.mcp.support import in_memory, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -42,7 +42,7 @@ async def test_each_resource_reads_its_endpoint_data(world, uri, rest_path) -> N
         result = await client.read_resource(uri)
     (content,) = result.contents
     assert content.uri == uri and content.mime_type == "application/json"
-    assert json.loads(content.text) == rest["data"]
+    assert json.loads(text_of(content)) == rest["data"]
 
 
 async def test_platform_settings_schema_is_the_capabilities_entry(world) -> None:
@@ -52,7 +52,7 @@ async def test_platform_settings_schema_is_the_capabilities_entry(world) -> None
     async with in_memory(env, world.full_key) as client:
         for platform in caps["platforms"]:
             result = await client.read_resource(f"socialpub://platforms/{platform['key']}/settings-schema")
-            doc = json.loads(result.contents[0].text)
+            doc = json.loads(text_of(result.contents[0]))
             assert doc["settings_fields"] == platform["settings_fields"]
             assert doc["settings_key"] == platform["settings_key"]  # null for a platform without settings
             assert doc["required_settings"] == platform["required_settings"]
@@ -98,7 +98,8 @@ async def test_prompts_are_listed_with_arguments(world) -> None:
     names = {p.name for p in listed}
     assert {"draft_and_schedule_post", "review_held_schedules", "fix_blocked_preflight"} <= names
     draft = next(p for p in listed if p.name == "draft_and_schedule_post")
-    assert draft.description and [a.name for a in draft.arguments if a.required] == ["brand_id"]
+    assert draft.description and draft.arguments is not None
+    assert [a.name for a in draft.arguments if a.required] == ["brand_id"]
 
 
 async def test_prompt_walks_only_tools_this_connection_has(world) -> None:
@@ -106,7 +107,7 @@ async def test_prompt_walks_only_tools_this_connection_has(world) -> None:
     async with in_memory(env, world.full_key, selection=Selection(toolsets=("context",))) as client:
         result = await client.get_prompt("draft_and_schedule_post", {"brand_id": world.brand_a.id,
                                                                     "brief": "spring launch"})
-    text = result.messages[0].content.text
+    text = text_of(result.messages[0].content)
     assert result.messages[0].role == "user"
     assert world.brand_a.id in text and "spring launch" in text
     assert "1. `get_context`" in text and "`get_platform_capabilities`" in text

@@ -13,7 +13,7 @@ from schemas.scopes import ROLE_SCOPES
 from server.mcp_server import tools as mcp_tools
 from server.mcp_server.app import McpApp
 from server.mcp_server.selection import Selection, SelectionError, decode_cursor, encode_cursor, parse_toolsets
-from tests.mcp.support import all_tools, envelope, in_memory, install_probe
+from tests.mcp.support import all_tools, envelope, in_memory, install_probe, text_of
 from tools import catalogue
 from tools.tool_schemas import listed_input_schema, listed_output_schema
 from tools.toolsets import DEFAULT_TOOLSETS, TOOLSETS
@@ -32,6 +32,7 @@ def test_every_endpoint_is_one_tool_derived_from_its_declaration(ep) -> None:
     assert tool.name == ep.name
     assert tool.input_schema == listed_input_schema(ep)
     assert tool.output_schema == listed_output_schema(ep)
+    assert tool.description is not None
     assert ep.summary in tool.description and (ep.guidance or "") in tool.description
     a = effective_hints(tool.annotations)
     # GET and write-free POSTs (preflight) change nothing: read-only, idempotent, never destructive
@@ -59,6 +60,7 @@ def effective_hints(annotations: types.ToolAnnotations | None) -> dict[str, bool
 
 def test_annotations_list_only_what_differs_from_the_spec_defaults() -> None:
     for spec in mcp_tools.specs().values():
+        assert spec.tool.annotations is not None, spec.name
         listed = spec.tool.annotations.model_dump(by_alias=True, exclude_none=True)
         assert all(listed[k] != HINT_DEFAULTS[k] for k in listed), (spec.name, listed)
         if listed.get("readOnlyHint"):
@@ -74,7 +76,7 @@ def test_probe_write_tool_annotations_and_idempotency_note(monkeypatch) -> None:
     a = effective_hints(tool.annotations)
     assert a["readOnlyHint"] is False and a["idempotentHint"] is True and a["destructiveHint"] is False
     assert "idempotency_key" in tool.input_schema["required"]
-    assert tool.meta["socialpub/endpoint"] == "POST /v1/probe"
+    assert tool.meta is not None and tool.meta["socialpub/endpoint"] == "POST /v1/probe"
 
 
 def test_toolset_parsing() -> None:
@@ -175,7 +177,7 @@ async def test_read_tool_returns_the_rest_envelope(world) -> None:
     assert result.is_error is False
     assert body["success"] is True and body["data"] == rest["data"]
     assert body["meta"]["request_id"].startswith("req_") and body["meta"]["request_id"] != rest["meta"]["request_id"]
-    text = result.content[0].text
+    text = text_of(result.content[0])
     assert text.startswith("get_brand_context succeeded (200).")
     assert json.loads(text.split("\n", 1)[1]) == body
 
@@ -192,7 +194,7 @@ async def test_write_tool_replays_with_the_same_key(world, monkeypatch) -> None:
     assert not first.is_error and one["data"]["outcome"] == "created" and "idempotency_replayed" not in one["meta"]
     assert not again.is_error and two["data"] == {**one["data"], "outcome": "replayed"}
     assert two["meta"]["idempotency_replayed"] is True
-    assert "Idempotent replay" in again.content[0].text
+    assert "Idempotent replay" in text_of(again.content[0])
     assert other.is_error and envelope(other)["error"]["code"] == "IDEMPOTENCY_KEY_CONFLICT"
     assert envelope(other)["error"]["status"] == 409
     from tests.test_idempotency import brand_count
@@ -248,7 +250,7 @@ async def test_arguments_are_never_echoed_in_errors(world) -> None:
                    await client.call_tool("list_brands", {"page": secret}),
                    await client.call_tool("get_brand", {"brand_id": world.brand_a.id, secret: 1})]
     for result in results[:3]:
-        assert result.is_error and secret not in json.dumps(envelope(result)) and secret not in result.content[0].text
+        assert result.is_error and secret not in json.dumps(envelope(result)) and secret not in text_of(result.content[0])
     # an unknown field is reported by name (the caller chose the name, not a value)
     assert envelope(results[3])["error"]["issues"][0]["field_path"] == f"$.{secret}"
 
@@ -264,7 +266,7 @@ async def test_missing_scope_is_a_403_envelope(world) -> None:
     assert (err["code"], err["status"]) == ("INSUFFICIENT_SCOPE", 403)
     assert err["details"]["required_scopes"] == ["posts:read"]
     assert err["next_action"] == "use_authorized_api_key" and err["repair_guidance"]
-    assert "failed: 403 INSUFFICIENT_SCOPE" in result.content[0].text
+    assert "failed: 403 INSUFFICIENT_SCOPE" in text_of(result.content[0])
 
 
 async def test_brand_outside_the_restriction_is_not_found(world) -> None:
@@ -336,7 +338,7 @@ async def test_logging_set_level_is_accepted(world) -> None:
 
 async def test_server_identity_and_instructions(world) -> None:
     async with in_memory(world.env, world.full_key) as client:
-        assert client.server_info.name == "socialpub"
+        assert client.server_info is not None and client.server_info.name == "socialpub"
         assert "get_context" in (client.instructions or "")
         caps = client.server_capabilities
         assert caps.tools is not None and caps.resources is not None and caps.prompts is not None

@@ -29,6 +29,7 @@ from tests.mcp.support import (
     serving,
     sse_mcp_client,
     stdio_params,
+    text_of,
 )
 from tools import catalogue
 from tools.toolsets import TOOLSETS
@@ -56,13 +57,13 @@ async def _exercise(client: Client, brand_id: str, expected_tools: int) -> None:
     result = await client.call_tool("get_context", {})
     assert result.is_error is False and envelope(result)["data"]["brands"][0]["id"] == brand_id
     caps = await client.read_resource("socialpub://platforms/capabilities")
-    assert json.loads(caps.contents[0].text)["platforms"]
+    assert json.loads(text_of(caps.contents[0]))["platforms"]
     ctx = await client.read_resource("socialpub://context")
-    assert json.loads(ctx.contents[0].text)["brands"][0]["id"] == brand_id
+    assert json.loads(text_of(ctx.contents[0]))["brands"][0]["id"] == brand_id
     brand = await client.read_resource(f"socialpub://brands/{brand_id}/context")
-    assert json.loads(brand.contents[0].text)["brand"]["id"] == brand_id
+    assert json.loads(text_of(brand.contents[0]))["brand"]["id"] == brand_id
     prompt = await client.get_prompt("draft_and_schedule_post", {"brand_id": brand_id})
-    assert brand_id in prompt.messages[0].content.text
+    assert brand_id in text_of(prompt.messages[0].content)
 
 
 async def _replay_and_scope(client: Client, brand_id: str) -> None:
@@ -152,6 +153,7 @@ async def test_stdio_with_a_missing_or_wrong_key_names_the_variable(sqlite_env, 
     params = stdio_params(env.rt.settings.database_url, tmp_path, key, "--no-worker")
     async with Client(params, mode="legacy") as client:
         instructions = client.instructions
+        assert instructions is not None
         with pytest.raises(MCPError) as listed:
             await client.list_tools()
         result = await client.session.call_tool("get_context", {})
