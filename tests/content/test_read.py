@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from schemas.ids import new_id
+from storage.tables.content import ContentItem
 from tests.content.conftest import Content, full_body
 
 pytestmark = pytest.mark.anyio
@@ -194,7 +197,6 @@ async def test_released_list_times_are_the_items_times(content: Content) -> None
     from sqlalchemy import update
 
     from schemas.time import iso
-    from storage.tables.content import ContentItem
 
     env, c = content.env, content
     times = [datetime(2026, 11, 24, 6, 0, 0, tzinfo=UTC), datetime(2026, 11, 24, 6, 0, 0, 999999, tzinfo=UTC),
@@ -215,11 +217,16 @@ async def test_released_list_times_are_the_items_times(content: Content) -> None
         assert (one["created_at"], one["updated_at"]) == expected
 
 
+def unsaved(settings: dict[str, Any], platform_copy: dict[str, Any] | None) -> ContentItem:
+    """An unsaved content row with these settings and copy (the only fields `platforms` and `media_ids` read)."""
+    return ContentItem(id="cnt_x", workspace_id="ws_x", brand_id="brd_x", created_by="usr_x", name="x",
+                       settings=settings, platform_copy=platform_copy)
+
+
 def test_summary_platforms_and_media_ids_keep_registry_order() -> None:
     """`platforms` and `media_ids` walk only the item's own keys, sorted by the registry: the same lists as a walk
     over every registry key (the former code, kept here), whatever order the stored keys come in."""
     import random
-    from types import SimpleNamespace
 
     from schemas.platforms import PLATFORM_KEYS, SETTINGS_KEYS
     from tools.content.rules import PLATFORM_OF_SETTINGS, media_ids, platforms
@@ -246,7 +253,7 @@ def test_summary_platforms_and_media_ids_keep_registry_order() -> None:
         settings = {k: rng.choice([None, {}, {"media_ids": rng.sample(media, rng.randrange(4))},
                                    {"thread_parts": [{"media_ids": rng.sample(media, 2)}, {}]}]) for k in keys}
         copy = {k: {"caption": "x"} for k in rng.sample([*PLATFORM_KEYS, "unknown"], rng.randrange(4))}
-        item = SimpleNamespace(settings=settings, platform_copy=rng.choice([None, copy]))
+        item = unsaved(settings, rng.choice([None, copy]))
         assert media_ids(item) == media_ids_walk(item)
         assert platforms(item) == platforms_walk(item)
 
@@ -254,22 +261,18 @@ def test_summary_platforms_and_media_ids_keep_registry_order() -> None:
 def test_summary_platforms_and_media_ids_remembered_by_key_set() -> None:
     """What the keys decide is remembered by key set: each call still gets a list of its own, media IDs still come
     from the item's own values, and a settings key of no platform still fails every time."""
-    from types import SimpleNamespace
-
     from tools.content import rules
 
-    item = SimpleNamespace(settings={"x_settings": {"media_ids": ["med_1"]}, "tiktok_settings": None},
-                           platform_copy={"instagram": {"caption": "c"}})
+    item = unsaved({"x_settings": {"media_ids": ["med_1"]}, "tiktok_settings": None}, {"instagram": {"caption": "c"}})
     first = rules.platforms(item)
     first.append("changed")
     assert rules.platforms(item) == [p for p in first if p != "changed"]
     assert rules.media_ids(item) == ["med_1"]
-    other = SimpleNamespace(settings={"x_settings": {"media_ids": ["med_2"]}, "tiktok_settings": None},
-                            platform_copy=None)
+    other = unsaved({"x_settings": {"media_ids": ["med_2"]}, "tiktok_settings": None}, None)
     assert rules.media_ids(other) == ["med_2"]
     for _ in range(2):
         with pytest.raises(KeyError):
-            rules.platforms(SimpleNamespace(settings={"nonsense": {}}, platform_copy=None))
+            rules.platforms(unsaved({"nonsense": {}}, None))
     for n in range(rules._REMEMBERED * 2):  # bounded
-        rules.platforms(SimpleNamespace(settings={}, platform_copy={f"p{n}": {}}))
+        rules.platforms(unsaved({}, {f"p{n}": {}}))
     assert len(rules._PLATFORMS_OF) <= rules._REMEMBERED
