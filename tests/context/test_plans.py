@@ -20,6 +20,13 @@ from tools.operator.demo import DEMO_PLAN_ID
 pytestmark = pytest.mark.anyio
 
 
+def capped(plan_id: str, limit: str) -> int:
+    """A limit the test knows this plan has (None would mean unlimited)."""
+    value = BY_ID[plan_id].limits[limit]
+    assert value is not None, (plan_id, limit)
+    return value
+
+
 async def test_plans_route_is_public_and_complete(env) -> None:
     before = await env.row_counts()
     resp = await env.rest.get("/v1/plans")
@@ -64,7 +71,7 @@ async def _count_integrations(env) -> int:
 async def test_social_accounts_limit_counts_the_whole_workspace(env) -> None:
     ws = await env.workspace(plan_id="free")
     a, b = await env.brand(ws, "A"), await env.brand(ws, "B")
-    limit = BY_ID["free"].limits["social_accounts"]
+    limit = capped("free", "social_accounts")
     brands = [a, b, a]
     for i in range(limit):
         await env.integration(brands[i % 3], ("instagram", "tiktok", "facebook")[i % 3])
@@ -85,7 +92,7 @@ async def test_social_accounts_limit_counts_the_whole_workspace(env) -> None:
 async def test_networks_per_brand_counts_distinct_platforms(env) -> None:
     ws = await env.workspace(plan_id="creator")
     brand = await env.brand(ws, "Brand")
-    allowed = BY_ID["creator"].limits["networks_per_brand"]
+    allowed = capped("creator", "networks_per_brand")
     keys = [p.key for p in PLATFORMS]
     for platform in keys[:allowed]:
         await env.integration(brand, platform)
@@ -107,7 +114,7 @@ async def test_check_limit_error_envelope_and_media_caps(env) -> None:
     free = BY_ID["free"]
     now = env.clock.now()
     async with env.db.session(write=True) as s:
-        for i in range(free.limits["media_items_per_brand"]):
+        for i in range(capped("free", "media_items_per_brand")):
             s.add(Media(id=new_id("med"), workspace_id=ws.id, brand_id=brand.id, file_name=f"{i}.jpg",
                         content_type="image/jpeg", size=1000, status="completed", source="upload",
                         asset_id=new_id("ast"), created_at=now, updated_at=now))
@@ -126,7 +133,7 @@ async def test_check_limit_error_envelope_and_media_caps(env) -> None:
                                    "upgrade_plans": ["creator", "pro", "agency"]}
         assert body["next_action"] == "upgrade_plan"
         # bytes: 50 KB used; adding up to the cap is fine, one byte more is refused
-        cap = free.limits["media_storage_bytes_per_brand"]
+        cap = capped("free", "media_storage_bytes_per_brand")
         usage = await plans.check_limit(s, brand, "media_storage_bytes_per_brand", adding=cap - 50_000)
         assert (usage.used, usage.max) == (50_000, cap)
         with pytest.raises(ApiError) as exc:
@@ -204,12 +211,10 @@ def test_set_plan_cli_and_limit_refusal(home, capsys) -> None:
 
 async def test_media_caps_refuse_new_media_with_plan_details(env) -> None:
     """The media area asks the plan before every new Media item (items per brand, bytes per brand)."""
-    from schemas.plans import get_plan
-
     ws = await env.workspace(plan_id="free")
     brand = await env.brand(ws, "Capped")
     key = await env.key(ws, scopes=["media:write", "media:read"])
-    cap = get_plan("free").limits["media_storage_bytes_per_brand"]
+    cap = capped("free", "media_storage_bytes_per_brand")
     body = {"filename": "big.png", "content_type": "image/png", "size": cap + 1, "sha256": "0" * 64}
     before = await env.row_counts()
     resp = await env.rest.post(f"/v1/brands/{brand.id}/media/upload-sessions", json=body,
@@ -218,7 +223,7 @@ async def test_media_caps_refuse_new_media_with_plan_details(env) -> None:
     # the byte cap (or the per-type size cap, whichever is lower) refuses it, and nothing is written
     assert resp.status_code in (400, 422), err
     assert await env.row_counts() == before
-    items = get_plan("free").limits["media_items_per_brand"]
+    items = capped("free", "media_items_per_brand")
     from schemas.ids import new_id
     from storage.tables.media import Media
     async with env.db.session(write=True) as s:
@@ -239,10 +244,9 @@ async def test_media_caps_refuse_new_media_with_plan_details(env) -> None:
 async def test_self_hosted_plan_has_no_limits_and_is_never_an_upgrade(env) -> None:
     ws = await env.workspace(plan_id="self_hosted")
     brand = await env.brand(ws)
-    free = BY_ID["free"].limits
-    for p in PLATFORMS[: free["networks_per_brand"] + 1]:  # one network more than free allows
+    for p in PLATFORMS[: capped("free", "networks_per_brand") + 1]:  # one network more than free allows
         await env.integration(brand, p.key)
-    for _ in range(free["social_accounts"]):
+    for _ in range(capped("free", "social_accounts")):
         await env.integration(brand, "x")
     async with env.db.session(write=True) as s:
         ws_row = await s.get(Workspace, ws.id)
