@@ -277,8 +277,8 @@ async def test_malformed_answers_are_refused(env) -> None:
         (tiktok, Options("creator_privacy_levels", [], ok)),  # no privacy level at all
         (tiktok, Options("creator_privacy_levels", [{"value": "EVERYONE", "label": "All"}], ok)),  # not a level
         (tiktok, Options("creator_privacy_levels", [{"value": "SELF_ONLY", "label": ""}], ok)),
-        (tiktok, Options("creator_privacy_levels", [{"value": "SELF_ONLY", "label": 3}], ok)),
-        (tiktok, Options("creator_privacy_levels", ["SELF_ONLY"], ok)),
+        (tiktok, Options("creator_privacy_levels", [{"value": "SELF_ONLY", "label": 3}], ok)),  # pyright: ignore[reportArgumentType]  # a provider's ill-typed answer, which the route refuses
+        (tiktok, Options("creator_privacy_levels", ["SELF_ONLY"], ok)),  # pyright: ignore[reportArgumentType]  # a provider's ill-typed answer, which the route refuses
         (tiktok, Options("creator_privacy_levels", [{"value": "SELF_ONLY", "label": "A"}] * 2, ok)),
         (tiktok, Options("creator_privacy_levels", [{"value": "SELF_ONLY", "label": "A"}], {})),
         (tiktok, Options("creator_privacy_levels", [{"value": "SELF_ONLY", "label": "A"}], {**ok, "x": True})),
@@ -602,6 +602,7 @@ async def test_concurrent_refresh_is_refused_while_one_is_in_flight(env) -> None
     gated = env.rt.providers["gated"] = _Gated()
     key = await env.key(ws)
     results: dict[str, Any] = {}
+    second = read = unrelated = None  # set under fail_after, whose exit pyright reads as able to swallow an exception
 
     async def first() -> None:
         results["first"] = await env.rest.post(url(brand.id, tiktok.id), json={}, headers=env.auth(key))
@@ -619,6 +620,7 @@ async def test_concurrent_refresh_is_refused_while_one_is_in_flight(env) -> None
             read = await env.rest.get(url(brand.id, tiktok.id), headers=env.auth(key))
             unrelated = await env.rest.post(url(brand.id, other.id), json={}, headers=env.auth(key))
         gated.release.set()
+    assert second is not None and read is not None and unrelated is not None
     assert error_of(second, 409, "CONFLICT")["details"]["reason"] == "refresh_in_progress"
     assert error_of(read, 409, "CONFLICT")["details"]["reason"] == "refresh_in_progress"
     assert unrelated.status_code == 200
