@@ -126,12 +126,16 @@ def _token(account: Account) -> str:
     return token
 
 
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object, or an empty one for anything else (TikTok omits or nulls optional objects)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _data(response: httpx.Response) -> dict[str, Any]:
     body = json_body(response, NETWORK)
     if not isinstance(body, dict) or not isinstance(body.get("data"), dict):
         raise ProviderError("malformed", f"TikTok answered without data to {response.request.url.path}")
-    error = body.get("error") if isinstance(body.get("error"), dict) else {}
-    if error.get("code") not in (None, "ok"):
+    if _object(body.get("error")).get("code") not in (None, "ok"):
         raise _classify(response) or ProviderError("rejected", "TikTok answered an error",
                                                    safe_reason="TikTok refused the post.")
     return body["data"]
@@ -287,7 +291,7 @@ class TikTokProvider:
                                         headers={"Content-Type": "application/json"},
                                         json={"filters": {"video_ids": [video_id]}}), NETWORK)
         data = body.get("data") if isinstance(body, dict) else None
-        error = body.get("error") if isinstance(body, dict) and isinstance(body.get("error"), dict) else {}
+        error = _object(body.get("error") if isinstance(body, dict) else None)
         if error.get("code") not in (None, "ok") or not isinstance(data, dict) or \
                 not isinstance(data.get("videos", []), list):
             raise ProviderError("malformed", "TikTok video query answered an unexpected shape")
@@ -365,7 +369,7 @@ async def verify(server: str, token: str) -> Connection:
     async with new_client(server.rstrip("/"), headers={"Authorization": f"Bearer {token}"}) as client:
         data = _data(await call(client, "GET", "/v2/user/info/", network=NETWORK, classify=_classify,
                                 params={"fields": "open_id,union_id,avatar_url,display_name,username"}))
-    user = data.get("user") if isinstance(data.get("user"), dict) else {}
+    user = _object(data.get("user"))
     if not user.get("open_id"):
         raise ProviderError("malformed", "TikTok user info answered without open_id")
     username = str(user.get("username") or "")[:200]

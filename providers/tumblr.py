@@ -211,8 +211,9 @@ class TumblrProvider:
         for item in posts:
             if not isinstance(item, dict) or not (item.get("id_string") or item.get("id")):
                 continue
+            timestamp = item.get("timestamp")
             try:
-                recent = float(item.get("timestamp")) >= since.timestamp()
+                recent = timestamp is not None and float(timestamp) >= since.timestamp()
             except (TypeError, ValueError):
                 recent = False
             texts = [(b.get("subtype"), b.get("text")) for b in item.get("content") or []

@@ -37,6 +37,12 @@ async def test_reconnecting_the_account_resumes_its_readings(world) -> None:
         assert got.status == 200, got.body
         return got.body["data"]
 
+    async def read_insights() -> bool:
+        got = await env.call("list_integrations", world.full_key, brand_id=sc.brand.id)
+        assert got.status == 200, got.body
+        return next(i for i in got.body["data"] if i["id"] == x)["permissions"]["read_insights"]
+
+    assert await read_insights() is True  # X's post metrics are read
     # The network refuses to share metrics (the sandbox's stand-in for a permission the account did not grant).
     refused = await admin.post(f"{account}/faults", data={"csrf": csrf, "operation": "post_metrics",
                                                           "kind": "rejected"})
@@ -47,6 +53,7 @@ async def test_reconnecting_the_account_resumes_its_readings(world) -> None:
     assert data["collection"]["status"] == "permission_missing" and data["collection"]["next_reading_at"] is None
     notices = await _notices(env, x)
     assert notices and all(n.read_at is None for n in notices)
+    assert await read_insights() is False  # what an agent listing the accounts sees
 
     # Granting it on the network alone changes nothing here: socialpub learns of it by the reconnect.
     assert (await admin.post(f"{account}/faults", data={"csrf": csrf, "clear": "1"})).status_code == 303
@@ -60,6 +67,7 @@ async def test_reconnecting_the_account_resumes_its_readings(world) -> None:
     assert data["collection"]["status"] == "collecting"
     assert data["collection"]["next_reading_at"] is not None  # due now: the next tick takes it
     assert all(n.read_at is not None for n in await _notices(env, x))  # the repair action is cleared
+    assert await read_insights() is True
     assert await collect.collect_due(env.rt, "w1") == 1
     data = await collection()
     assert data["collection"]["readings"] == 1 and data["latest"]["likes"] is not None

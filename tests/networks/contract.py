@@ -64,6 +64,7 @@ class Case(Protocol):
         """Assert the requests made against the network's official reference (and the result)."""
     def first_write(self) -> str:
         """The route name of the first request that creates something (used for the error classification)."""
+        ...
     def mock_recent(self, router: respx.MockRouter, post: PostRequest, *, present: bool) -> None:
         """The account's recent posts, with (present) or without the post an earlier attempt made."""
     def recovered_id(self) -> str: ...

@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -41,23 +42,29 @@ def demo_home(tmp_path_factory) -> tuple[Path, str]:
     return home, json.loads(done.stdout)["brands"][0]["id"]
 
 
-@pytest.fixture
-def cli(tmp_path, demo_home):
-    env = _env(tmp_path)
-    shutil.copytree(demo_home[0], tmp_path, dirs_exist_ok=True)
+@dataclass(frozen=True)
+class _Cli:
+    """`socialpub` in one test's home; `brand` is the demo's first brand."""
 
-    def run(*argv: str, stdin: str = "", extra: dict[str, str] | None = None, ok: bool = True):
+    env: dict[str, str]
+    brand: str
+
+    def __call__(self, *argv: str, stdin: str = "", extra: dict[str, str] | None = None,
+                 ok: bool = True) -> subprocess.CompletedProcess[str]:
         done = subprocess.run([CLI, *argv], input=stdin, capture_output=True, text=True, timeout=120,
-                              env={**env, **(extra or {})})
+                              env={**self.env, **(extra or {})})
         assert (done.returncode == 0) == ok, done.stderr
         assert SECRET not in done.stdout + done.stderr
         return done
 
-    run.brand = demo_home[1]
-    return run
+
+@pytest.fixture
+def cli(tmp_path, demo_home) -> _Cli:
+    shutil.copytree(demo_home[0], tmp_path, dirs_exist_ok=True)
+    return _Cli(_env(tmp_path), demo_home[1])
 
 
-def _brand(cli) -> str:
+def _brand(cli: _Cli) -> str:
     return cli.brand
 
 

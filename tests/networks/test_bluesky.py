@@ -43,6 +43,11 @@ async def _account(who: BlueskyAccount) -> Account:
                    provider_account_id=made.provider_account_id, credentials=made.credentials, state=made.state)
 
 
+def _creds(account: Account) -> dict[str, Any]:
+    assert account.credentials is not None  # a connected Bluesky account always has its session
+    return account.credentials
+
+
 def _post(text: str, token: str = "sp_token_1", **kwargs: Any) -> PostRequest:
     return PostRequest(platform="bluesky", post_type=kwargs.pop("post_type", "BS_TEXT"), text=text,
                        idempotency_token=token, **kwargs)
@@ -272,7 +277,7 @@ async def test_a_post_over_300_graphemes_is_rejected_with_a_safe_reason(pds: Pds
         await BlueskyProvider().publish(account, _post("é" * 301))
     assert info.value.kind == "rejected"
     assert info.value.safe_reason == "Bluesky refused the post: text is longer than 300 graphemes."
-    _assert_no_secret(info.value, bsky_account.app_password, account.credentials["access_jwt"])
+    _assert_no_secret(info.value, bsky_account.app_password, _creds(account)["access_jwt"])
     assert _records(pds, bsky_account.did) == []
     # 300 graphemes of 2 code points each (e + combining acute) are accepted.
     assert await BlueskyProvider().publish(account, _post("e\u0301" * 300, token="sp_300"))
@@ -283,8 +288,8 @@ async def test_a_post_over_300_graphemes_is_rejected_with_a_safe_reason(pds: Pds
 async def test_a_refused_access_token_is_refreshed_once_then_the_call_succeeds(pds: Pds,
                                                                                 bsky_account: BlueskyAccount) -> None:
     account = await _account(bsky_account)
-    old_refresh = account.credentials["refresh_jwt"]
-    account.credentials = {**account.credentials, "access_jwt": GARBAGE_JWT}
+    old_refresh = _creds(account)["refresh_jwt"]
+    account.credentials = {**_creds(account), "access_jwt": GARBAGE_JWT}
     transport = CountingTransport()
     result = await BlueskyProvider(transport=transport).publish(account, _post("After a refresh"))
     assert _record(pds, result.publish_id)["value"]["text"] == "After a refresh"
@@ -292,7 +297,7 @@ async def test_a_refused_access_token_is_refreshed_once_then_the_call_succeeds(p
     assert transport.calls.count("com.atproto.server.createSession") == 0
     assert transport.calls.count("com.atproto.repo.putRecord") == 2  # refused once, then written
     assert account.credentials_changed
-    assert account.credentials["access_jwt"] != GARBAGE_JWT and account.credentials["refresh_jwt"] != old_refresh
+    assert _creds(account)["access_jwt"] != GARBAGE_JWT and _creds(account)["refresh_jwt"] != old_refresh
 
     # The renewed session is reused: the next publish makes no session call at all.
     transport.calls.clear()
@@ -303,18 +308,18 @@ async def test_a_refused_access_token_is_refreshed_once_then_the_call_succeeds(p
 async def test_a_refused_refresh_falls_back_to_the_app_password_once(pds: Pds,
                                                                       bsky_account: BlueskyAccount) -> None:
     account = await _account(bsky_account)
-    account.credentials = {**account.credentials, "access_jwt": GARBAGE_JWT, "refresh_jwt": GARBAGE_JWT}
+    account.credentials = {**_creds(account), "access_jwt": GARBAGE_JWT, "refresh_jwt": GARBAGE_JWT}
     transport = CountingTransport()
     await BlueskyProvider(transport=transport).publish(account, _post("Via the app password"))
     assert transport.calls.count("com.atproto.server.refreshSession") == 1
     assert transport.calls.count("com.atproto.server.createSession") == 1
-    assert account.credentials["refresh_jwt"] != GARBAGE_JWT
+    assert _creds(account)["refresh_jwt"] != GARBAGE_JWT
 
 
 async def test_a_revoked_app_password_is_reauth_required_and_leaks_nothing(pds: Pds,
                                                                             bsky_account: BlueskyAccount) -> None:
     account = await _account(bsky_account)
-    stored = dict(account.credentials)
+    stored = dict(_creds(account))
     pds.revoke_app_passwords(bsky_account)  # revokes its sessions' refresh tokens too
     account.credentials = {**stored, "access_jwt": GARBAGE_JWT}
     provider = BlueskyProvider()
@@ -337,9 +342,9 @@ async def test_refresh_credentials_renews_ahead_of_expiry_only(pds: Pds, bsky_ac
     provider = BlueskyProvider(transport=transport)
     assert await provider.refresh_credentials(account, datetime.now(UTC)) is None
     assert not account.credentials_changed and transport.calls == []
-    expires = account.credentials["access_expires_at"]
+    expires = _creds(account)["access_expires_at"]
     soon = datetime.fromtimestamp(expires - 60, UTC)
-    old = dict(account.credentials)
+    old = dict(_creds(account))
     fresh = await provider.refresh_credentials(account, soon)
     assert fresh is not None and account.credentials_changed and fresh == account.credentials
     assert transport.calls == ["com.atproto.server.refreshSession"]

@@ -103,9 +103,11 @@ async def test_bluesky_connect_verifies_with_the_pds_and_refuses_cleanly(env, pd
     i = await networks.connect(env.rt, flow.brand.id, "bluesky", {"service": pds.url, "handle": bsky_account.handle,
                                                                   "app_password": bsky_account.app_password})
     assert (i.provider, i.provider_account_id, i.username) == ("bluesky", bsky_account.did, bsky_account.handle)
-    assert vault.is_sealed(i.credentials) and bsky_account.app_password not in json.dumps(i.credentials)
+    assert i.credentials is not None and vault.is_sealed(i.credentials)
+    assert bsky_account.app_password not in json.dumps(i.credentials)
     assert i.credentials["expires_at"].endswith("Z")  # readable by the refresh tick without decrypting
     creds = vault.open_credentials(env.rt.settings, i.credentials)
+    assert creds is not None
     assert creds["app_password"] == bsky_account.app_password and creds["service"] == pds.url
 
 
@@ -260,7 +262,7 @@ class HoldingProxy:
 
             do_GET = do_POST = _forward
 
-            def log_message(self, *args: object) -> None:
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -329,6 +331,7 @@ async def test_refresh_tick_rotates_the_session_sealed_then_a_revoked_password_e
     i = await networks.connect(env.rt, flow.brand.id, "bluesky", {"service": pds.url, "handle": bsky_account.handle,
                                                                   "app_password": bsky_account.app_password})
     first = vault.open_credentials(env.rt.settings, i.credentials)
+    assert first is not None
     expires = datetime.fromtimestamp(first["access_expires_at"], UTC)
     env.clock.set(expires - timedelta(hours=1))  # not due yet: nothing is refreshed
     assert await tokens.refresh_due(env.rt, "w1") == 0
@@ -339,6 +342,7 @@ async def test_refresh_tick_rotates_the_session_sealed_then_a_revoked_password_e
     assert row.status == "connected" and vault.is_sealed(row.credentials)
     stored = json.dumps(row.credentials)
     fresh = vault.open_credentials(env.rt.settings, row.credentials)
+    assert fresh is not None
     # refreshSession rotates the refresh JWT (the old one is spent); an access JWT minted in the same second
     # with the same claims may be byte-identical, so only its expiry is compared
     assert fresh["refresh_jwt"] != first["refresh_jwt"] and fresh["access_expires_at"] >= first["access_expires_at"]

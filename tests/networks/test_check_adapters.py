@@ -49,8 +49,8 @@ class Case:
     name: str
     provider: Callable[[], Any]
     account: Account
-    ok: Callable[[respx.MockRouter], None]  # routes of a healthy account
-    bad: Callable[[respx.MockRouter], None]  # routes of a refused token
+    ok: Callable[[respx.MockRouter], object]  # routes of a healthy account (what it returns is ignored)
+    bad: Callable[[respx.MockRouter], object]  # routes of a refused token
     granted: tuple[str, ...] | None
     source: str
     who: str
@@ -247,7 +247,7 @@ async def test_discord_check_gets_the_webhook() -> None:
     with respx.mock() as router:
         router.get(url).mock(return_value=httpx.Response(404, json={"message": "Unknown Webhook", "code": 10015}))
         gone = await DiscordProvider().check(acct)
-    assert gone.token_valid is False
+    assert gone.token_valid is False and gone.failure is not None
     assert "planted-webhook-token" not in json.dumps(vars(gone), default=str) + gone.failure.message
 
 

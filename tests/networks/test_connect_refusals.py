@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -34,17 +35,26 @@ def base_home(tmp_path_factory) -> tuple[Path, str]:
     return home, json.loads(done.stdout)["id"]
 
 
+@dataclass(frozen=True)
+class _Connect:
+    """`socialpub integrations connect` for the base brand in one test's home."""
+
+    home: Path
+    brand: str
+
+    def __call__(self, *argv: str, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([CLI, "integrations", "connect", "--brand", self.brand, *argv], capture_output=True,
+                              text=True, timeout=120, env={**_env(self.home), **(extra or {})})
+
+    def accounts(self) -> list[tuple[str, str, str]]:
+        return sqlite3.connect(self.home / "socialpub.db").execute(
+            "select platform, provider, display_name from integrations").fetchall()
+
+
 @pytest.fixture
-def cli(tmp_path, base_home):
+def cli(tmp_path, base_home) -> _Connect:
     shutil.copytree(base_home[0], tmp_path, dirs_exist_ok=True)
-
-    def run(*argv: str, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([CLI, "integrations", "connect", "--brand", base_home[1], *argv], capture_output=True,
-                              text=True, timeout=120, env={**_env(tmp_path), **(extra or {})})
-
-    run.accounts = lambda: sqlite3.connect(tmp_path / "socialpub.db").execute(
-        "select platform, provider, display_name from integrations").fetchall()
-    return run
+    return _Connect(tmp_path, base_home[1])
 
 
 def _refused(done: subprocess.CompletedProcess) -> str:

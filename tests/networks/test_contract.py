@@ -79,8 +79,9 @@ async def test_async_processing_failure_is_a_specific_redacted_rejection(case) -
             await case.provider().publish(case.account(), case.post("async_media"))
         if case.processed_before_write:
             assert not router.routes[case.first_write()].called  # nothing was posted
-    assert caught.value.kind == "rejected" and caught.value.safe_reason.startswith(case.processing_failure_words())
-    assert "<script>" not in caught.value.safe_reason
+    reason = caught.value.safe_reason
+    assert caught.value.kind == "rejected" and reason is not None and reason.startswith(case.processing_failure_words())
+    assert "<script>" not in reason
 
 
 async def test_stuck_processing_is_transient_within_the_budget(case) -> None:
@@ -176,6 +177,7 @@ async def test_refresh_refused_marks_expired_and_notifies(env, case) -> None:
         notes = (await s.exec(select(Notification).where(Notification.category == "integration_refresh"))).all()
     assert row.status == "expired" and len(notes) == 1
     kept = vault.open_credentials(env.rt.settings, row.credentials)
+    assert kept is not None
     assert kept.get("refresh_token") == case.account().credentials.get("refresh_token")  # never wiped
     assert_no_secrets([str(n.model_dump()) for n in notes], case.secrets)
 

@@ -126,7 +126,9 @@ async def _connect(env, flow, platform: str, *, integration_id: str | None = Non
     async with env.db.session(write=False) as s:
         [row] = (await s.exec(select(Integration).where(Integration.platform == platform,
                                                         Integration.provider == platform))).all()
-    return row, vault.open_credentials(env.rt.settings, row.credentials)
+    creds = vault.open_credentials(env.rt.settings, row.credentials)
+    assert creds is not None
+    return row, creds
 
 
 @pytest.mark.parametrize("platform", list(AUTHORIZE))
@@ -153,6 +155,7 @@ async def test_blog_and_location_selection(env, platform, other, name) -> None:
     row, _ = await _connect(env, flow, platform)
     chosen = await networks.select_account(env.rt, row.id, other)
     assert chosen.provider_account_id == other and chosen.username == name
+    assert chosen.provider_state is not None
     assert chosen.provider_state["username"] == name  # the Tumblr permalink names the chosen blog
     with pytest.raises(networks.ConnectError, match="not one of the accounts"):
         await networks.select_account(env.rt, row.id, "t:someone-else")

@@ -59,6 +59,7 @@ async def test_tiktok_connect_through_the_callback_stores_a_sealed_account(env) 
     flow = await Flow(env).setup()
     row = await _connect_tiktok(env, flow)
     creds = vault.open_credentials(env.rt.settings, row.credentials)
+    assert creds is not None
     assert row.provider_account_id == "-000open" and row.username == "roastery"
     assert creds["access_token"] == ACCESS and creds["refresh_token"] == "rft.connected-SECRET"
     assert creds["client_id"] == "ck-123" and creds["client_secret"] == SECRET and creds["expires_at"]
@@ -88,7 +89,7 @@ async def test_tiktok_creator_info_is_the_live_dynamic_options(env) -> None:
             "code": "access_token_invalid", "message": "expired", "log_id": "1"}}))
         gone = await env.rest.post(path, headers=env.auth(flow.key))
         assert gone.status_code >= 400 and "reconnect_integration" in gone.text
-    assert_no_secrets([got and json.dumps(got), bad.text, gone.text], [SECRET, ACCESS])
+    assert_no_secrets([json.dumps(got), bad.text, gone.text], [SECRET, ACCESS])
 
 
 async def test_instagram_account_selection_among_the_candidates(env) -> None:
@@ -107,6 +108,6 @@ async def test_instagram_account_selection_among_the_candidates(env) -> None:
                                                            {"id": "1784102", "username": "second"}]}))
     chosen = await networks.select_account(env.rt, row.id, "1784102")
     assert chosen.provider_account_id == "1784102" and chosen.username == "second"
-    assert chosen.provider_state["username"] == "second"
+    assert chosen.provider_state is not None and chosen.provider_state["username"] == "second"
     with pytest.raises(networks.ConnectError, match="1784101, 1784102"):
         await networks.select_account(env.rt, row.id, "999")

@@ -26,6 +26,7 @@ CREDS = {"access_token": "tok-planted-secret-1", "refresh_token": "ref-planted-2
 def test_seal_open_keeps_only_the_expiry_readable(tmp_path) -> None:
     settings = Settings(home=tmp_path)
     sealed = vault.seal(settings, CREDS)
+    assert sealed is not None
     assert set(sealed) == {"sealed", "expires_at"} and "planted" not in json.dumps(sealed)
     assert vault.open_credentials(settings, sealed) == CREDS
     assert vault.seal(settings, None) is None and vault.open_credentials(settings, None) is None
@@ -38,6 +39,7 @@ def test_rotation_first_key_encrypts_all_decrypt_wrong_key_refused(tmp_path) -> 
     old, new, other = (Fernet.generate_key().decode() for _ in range(3))
     with_old = Settings(home=tmp_path, secret_keys=(old,))
     sealed = vault.seal(with_old, CREDS)
+    assert sealed is not None
     both = Settings(home=tmp_path, secret_keys=(new, old))
     assert vault.open_credentials(both, sealed) == CREDS  # the old key still decrypts
     rotated = vault.reseal(both, sealed)
@@ -95,18 +97,18 @@ def test_init_seals_legacy_rows_and_rotate_moves_everything_to_the_new_key(tmp_p
 
 @pytest.mark.slow
 def test_cli_connect_disconnect_reconnect_mastodon(tmp_path, mastodon_server) -> None:  # noqa: F811
-    allow = {"SOCIALPUB_FETCH_ALLOW_HOSTS": "127.0.0.1"}
+    local = "127.0.0.1"  # SOCIALPUB_FETCH_ALLOW_HOSTS: the CLI may fetch from the local mastodon-mock
     init = json.loads(cli(tmp_path, "init", "--demo", "--json").stdout)
     brand = init["brands"][0]["id"]
     before = len(rows(tmp_path))
     wrong = cli(tmp_path, "integrations", "connect", "--brand", brand, "--platform", "mastodon", "--instance",
-                mastodon_server.base_url, "--access-token", "-", "--json", ok=False, **allow)
+                mastodon_server.base_url, "--access-token", "-", "--json", ok=False, SOCIALPUB_FETCH_ALLOW_HOSTS=local)
     # Under --json the refusal is the JSON error on stdout (docs/decisions.md, "Errors under --json").
     assert wrong.returncode == 2 and "nothing was saved" in json.loads(wrong.stdout)["error"]["message"].lower()
     assert len(rows(tmp_path)) == before
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOCIALPUB_")}
-    env.update(SOCIALPUB_HOME=str(tmp_path), **allow)
+    env.update(SOCIALPUB_HOME=str(tmp_path), SOCIALPUB_FETCH_ALLOW_HOSTS=local)
     done = subprocess.run([CLI, "integrations", "connect", "--brand", brand, "--platform", "mastodon", "--instance",
                            mastodon_server.base_url, "--access-token", "-", "--json"], input=MASTODON_TOKEN + "\n",
                           env=env, capture_output=True, text=True, timeout=300)
@@ -119,7 +121,7 @@ def test_cli_connect_disconnect_reconnect_mastodon(tmp_path, mastodon_server) ->
     assert MASTODON_TOKEN not in stored and vault.is_sealed(json.loads(stored))
 
     oauth = json.loads(cli(tmp_path, "integrations", "connect", "--brand", brand, "--platform", "mastodon",
-                           "--instance", mastodon_server.base_url, "--json", **allow).stdout)
+                           "--instance", mastodon_server.base_url, "--json", SOCIALPUB_FETCH_ALLOW_HOSTS=local).stdout)
     assert oauth["authorize_url"].startswith(f"{mastodon_server.base_url}/oauth/authorize?response_type=code")
     assert oauth["redirect_uri"] == "http://127.0.0.1:8000/connect/mastodon/callback"
 
@@ -127,7 +129,7 @@ def test_cli_connect_disconnect_reconnect_mastodon(tmp_path, mastodon_server) ->
     assert gone["status"] == "needs_reauth"
     assert dict((r[0], r[2]) for r in rows(tmp_path))[out["id"]] is None
     back = json.loads(cli(tmp_path, "integrations", "reconnect", out["id"], "--access-token", MASTODON_TOKEN,
-                          "--json", **allow).stdout)
+                          "--json", SOCIALPUB_FETCH_ALLOW_HOSTS=local).stdout)
     assert back["status"] == "connected" and back["id"] == out["id"]
 
     sandbox = json.loads(cli(tmp_path, "integrations", "connect", "--brand", brand, "--platform", "x",
@@ -164,6 +166,7 @@ async def test_rotate_in_process_on_each_backend(env) -> None:
     async with env.db.session(write=False) as s:
         for i in (legacy, sealed):
             row = await s.get(Integration, i.id)
-            assert vault.open_credentials(env.rt.settings, row.credentials)["access_token"].startswith("sbx_token_")
+            creds = vault.open_credentials(env.rt.settings, row.credentials)
+            assert creds is not None and creds["access_token"].startswith("sbx_token_")
         app = await s.get(OAuthApp, "oap_1")
     assert vault.open_text(env.rt.settings, app.client_secret) == "app-secret"

@@ -193,7 +193,7 @@ async def test_list_integrations_older_shape_and_paging(world) -> None:
     assert first == {
         "id": integ.id, "platform": "instagram", "status": "connected", "brand_id": a,
         "display_name": integ.display_name, "username": integ.username, "avatar_url": integ.avatar_url,
-        "permissions": {"publish": True, "read_insights": False}, "created_at": "2026-03-02T09:00:00.000Z",
+        "permissions": {"publish": True, "read_insights": True}, "created_at": "2026-03-02T09:00:00.000Z",  # Instagram post metrics are read
         "updated_at": "2026-03-02T09:00:00.000Z"}
     assert_no_secrets(resp.text, *[await stored(env, i) for i in ids])
 

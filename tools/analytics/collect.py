@@ -34,7 +34,7 @@ from tools.analytics.cadence import next_due
 from tools.notifications import notify
 from tools.runtime import Runtime
 from tools.services.accounts import outbound, store_credentials
-from tools.services.metrics import permission_notice_key
+from tools.services.metrics import permission_notice_key, with_insights
 
 log = logging.getLogger("socialpub.analytics")
 
@@ -189,6 +189,9 @@ async def _permission_missing(rt: Runtime, publication_id: str, integration_id: 
                      .values(status="permission_missing", next_due_at=None, updated_at=now))
         state = await s.get(PostMetricsState, publication_id)
         integration = await s.get(Integration, integration_id)
+        if integration is not None:
+            with_insights(integration, False)
+            s.add(integration)
         if state is not None and integration is not None:
             name = integration.display_name or integration.username or integration.platform
             await notify.notify(

@@ -178,7 +178,7 @@ async def connect_integration(
                                               or f"{brand.name} on {label}")[:200],
             username=(username or connection.username or "")[:200] or None,
             avatar_url=(connection.avatar_url or None) and connection.avatar_url[:2000],
-            permissions={"publish": True, "read_insights": False}, provider=provider,
+            permissions=metrics.permissions(platform), provider=provider,
             provider_account_id=connection.provider_account_id[:200],
             credentials=vault.seal(settings, connection.credentials) if settings is not None
             else connection.credentials,
@@ -194,7 +194,7 @@ async def connect_integration(
         id=new_id("int"), workspace_id=brand.workspace_id, brand_id=brand.id, platform=platform, status=status,
         display_name=display_name or f"{brand.name} on {label}", username=handle,
         avatar_url=f"https://sandbox.socialpub.invalid/avatars/{handle}.png",
-        permissions={"publish": True, "read_insights": False}, provider="sandbox",
+        permissions=metrics.permissions(platform), provider="sandbox",
         provider_account_id=f"sbx-acct-{new_id('acc')}",
         credentials=credentials,
         provider_state=provider_state or {}, created_at=now, updated_at=now,

@@ -16,8 +16,22 @@ from sqlalchemy import update
 from sqlmodel import col
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from providers.metrics import support
 from storage.tables.analytics import PostMetricsState
+from storage.tables.integrations import Integration
 from storage.tables.notifications import Notification
+
+
+def permissions(platform: str, *, insights: bool = True) -> dict[str, bool]:
+    """An account's `permissions` object (the spec leaves it platform-specific): `read_insights` is true where
+    socialpub reads the platform's post metrics and the network has not refused them to this account."""
+    return {"publish": True, "read_insights": insights and support(platform) is not None}
+
+
+def with_insights(integration: Integration, insights: bool) -> None:
+    """Set the account's `read_insights` (a new dict: the JSON column sees assignments, not edits in place)."""
+    integration.permissions = {**(integration.permissions or permissions(integration.platform)),
+                               "read_insights": insights and support(integration.platform) is not None}
 
 
 def permission_notice_key(integration_id: str) -> str:
@@ -32,6 +46,10 @@ async def resume_after_reconnect(session: AsyncSession, now: datetime, integrati
                                  .where(col(PostMetricsState.integration_id) == integration_id,
                                         col(PostMetricsState.status) == "permission_missing")
                                  .values(status="collecting", next_due_at=now, failures=0, updated_at=now))
+    integration = await session.get(Integration, integration_id)
+    if integration is not None:
+        with_insights(integration, True)
+        session.add(integration)
     key = permission_notice_key(integration_id)
     await session.exec(update(Notification).where(col(Notification.dedupe_key) == key, col(Notification.read_at).is_(None))
                        .values(read_at=now))

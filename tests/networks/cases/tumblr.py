@@ -95,7 +95,8 @@ class TumblrCase:
         assert request.headers["content-type"] == "application/json"
         body = _json(request)
         valid_npf(body["content"])
-        texts = [{"type": "text", "subtype": "heading1", "text": "Spring roast"}, {"type": "text", "text": post.text}]
+        texts: list[dict[str, Any]] = [{"type": "text", "subtype": "heading1", "text": "Spring roast"},
+                                       {"type": "text", "text": post.text}]
         if kind == "media":
             m = post.media[0]
             texts.append({"type": "image", "media": [{"url": m["url"], "type": "image/png", "width": 1, "height": 1}]})
