@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +27,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.inprocess import init_demo, run_in_lifespan  # noqa: E402
+
 CREATE_BODY = {"name": "Bench draft", "single_copy": {"caption": "Hello from the bench", "hashtags": ["bench"]}}
 OLDER_BODY = {"name": "Bench draft", "copy_mode": "single", "single_copy": {"caption": "Hello", "hashtags": ["bench"]}}
 # scenario -> (method, path template, query, body)
@@ -38,13 +41,6 @@ SCENARIOS = {
     "list_older": ("GET", "/v1/brands/{brand}/content-items", b"variant=older&limit=20", None),
     "create_older": ("POST", "/v1/brands/{brand}/content-items", b"variant=older", OLDER_BODY),
 }
-
-
-def init_demo(env: dict[str, str]) -> tuple[str, str]:
-    out = subprocess.run([sys.executable, "-m", "server.cli", "--log-level", "WARNING", "init", "--demo", "--json"],
-                         env=env, cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    demo = json.loads(out)
-    return demo["api_key"]["secret"], demo["brands"][0]["id"]
 
 
 def main() -> None:
@@ -138,20 +134,7 @@ def main() -> None:
                          f"{per['begin']:>7.2f}{per['commit']:>7.2f}{per['rollback']:>9.2f}"
                          f"{per['handoffs']:>10.2f}\n")
 
-    async def with_lifespan() -> None:
-        inbox: asyncio.Queue = asyncio.Queue()
-        outbox: asyncio.Queue = asyncio.Queue()
-        await inbox.put({"type": "lifespan.startup"})
-        task = asyncio.create_task(app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}},
-                                       inbox.get, outbox.put))
-        assert (await outbox.get())["type"] == "lifespan.startup.complete"
-        try:
-            await run()
-        finally:
-            await inbox.put({"type": "lifespan.shutdown"})
-            await task
-
-    asyncio.run(with_lifespan())
+    run_in_lifespan(app, run)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.inprocess import run_in_lifespan  # noqa: E402
+
 CREATE_BODY = {"name": "Bench draft", "single_copy": {"caption": "Hello from the bench", "hashtags": ["bench"]}}
 
 
@@ -119,20 +123,7 @@ def main() -> None:
         stdout.write(f"list, in process: {spent / max(args.requests, 1) * 1e6:.1f} us CPU per request "
                      f"({args.requests} requests)\n")
 
-    async def with_lifespan() -> None:
-        inbox: asyncio.Queue = asyncio.Queue()
-        outbox: asyncio.Queue = asyncio.Queue()
-        await inbox.put({"type": "lifespan.startup"})
-        task = asyncio.create_task(app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}},
-                                       inbox.get, outbox.put))
-        assert (await outbox.get())["type"] == "lifespan.startup.complete"
-        try:
-            await run()
-        finally:
-            await inbox.put({"type": "lifespan.shutdown"})
-            await task
-
-    asyncio.run(with_lifespan())
+    run_in_lifespan(app, run)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.inprocess import init_demo  # noqa: E402
+
 CONNECTIONS = 16
 CREATE_BODY = {"name": "Bench draft", "single_copy": {"caption": "Hello from the bench", "hashtags": ["bench"]}}
 # scenario -> (method, path template, floor ratio)
@@ -149,13 +153,6 @@ def run_wrk(pid: int, url: str, key: str, duration: int, script: str | None) -> 
     result = parse_wrk(out)
     result["cpu_ms"] = (cpu_seconds(pid) - before) * 1000 / result["requests"]
     return result
-
-
-def init_demo(env: dict[str, str]) -> tuple[str, str]:
-    out = subprocess.run([sys.executable, "-m", "server.cli", "--log-level", "WARNING", "init", "--demo", "--json"],
-                         env=env, cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    demo = json.loads(out)
-    return demo["api_key"]["secret"], demo["brands"][0]["id"]
 
 
 def main() -> None:
