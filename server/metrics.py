@@ -20,7 +20,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from storage.tables.jobs import Job
 from tools.runtime import Runtime
 from tools.services.telemetry import PROVIDER_SECONDS, PUBLISH_OUTCOMES  # noqa: F401  (fed by the publishing worker)
 
@@ -55,6 +54,8 @@ QUEUE_LAG = Gauge("socialpub_jobs_lag_seconds", "Age of the oldest due job, by k
 
 
 async def _queue_state(rt: Runtime) -> None:
+    from storage.tables.jobs import Job  # here: every process with a dispatcher imports this module, few scrape it
+
     now = rt.clock.now()
     async with rt.db.session(write=False) as session:
         rows = (await session.exec(select(Job.kind, func.count(), func.min(Job.run_at))

@@ -25,9 +25,6 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from starlette.responses import Response
 
 from storage.db import Database
-from storage.tables.operations import RateLimitCounter
-
-_COUNTERS: Table = RateLimitCounter.__table__  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 
 log = logging.getLogger("socialpub.ratelimit")
 
@@ -158,13 +155,17 @@ class DatabaseStorage(Storage):
         else:
             from sqlalchemy.dialects.sqlite import insert
         self._insert = insert
+        # Imported here: only this storage uses the table, and every process with a dispatcher imports this module.
+        from storage.tables.operations import RateLimitCounter
+
+        self.table: Table = RateLimitCounter.__table__  # pyright: ignore[reportAttributeAccessIssue]  # SQLModel sets __table__ on table classes; its types do not declare it
 
     @property
     def base_exceptions(self) -> type[Exception] | tuple[type[Exception], ...]:
         return Exception
 
     async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
-        now, table = time.time(), _COUNTERS
+        now, table = time.time(), self.table
         expired = table.c.expires_at <= now
         stmt = self._insert(table).values(key=key, count=amount, expires_at=now + expiry)
         stmt = stmt.on_conflict_do_update(index_elements=[table.c.key], set_={
@@ -175,7 +176,7 @@ class DatabaseStorage(Storage):
             return int((await conn.execute(stmt)).scalar_one())
 
     async def _row(self, key: str) -> tuple[int, float] | None:
-        table = _COUNTERS
+        table = self.table
         async with self.engine.connect() as conn:
             row = (await conn.execute(select(table.c.count, table.c.expires_at).where(table.c.key == key))).first()
         return (int(row[0]), float(row[1])) if row and row[1] > time.time() else None
@@ -198,14 +199,14 @@ class DatabaseStorage(Storage):
 
     async def reset(self) -> int | None:
         async with self.engine.begin() as conn:
-            return (await conn.execute(delete(_COUNTERS))).rowcount
+            return (await conn.execute(delete(self.table))).rowcount
 
     async def aclose(self) -> None:
         await self.engine.dispose()
 
     async def clear(self, key: str) -> None:
         async with self.engine.begin() as conn:
-            await conn.execute(delete(_COUNTERS).where(_COUNTERS.c.key == key))
+            await conn.execute(delete(self.table).where(self.table.c.key == key))
 
 
 class RateLimitConfigError(ValueError):

@@ -21,7 +21,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlmodel import SQLModel
 
-import storage.tables  # noqa: F401
+import storage.tables
 from schemas.scopes import ALL_SCOPES, ROLE_SCOPES
 from schemas.settings import Settings
 from schemas.time import FrozenClock
@@ -36,6 +36,7 @@ from tools import catalogue
 from tools.operator import actions as operator
 from tools.runtime import Runtime
 
+storage.tables.load_all()  # every table in SQLModel.metadata: the tests empty and compare them all
 PG_ENV = "SOCIALPUB_TEST_POSTGRES_URL"
 START = "2026-03-02T09:00:00.000Z"
 # Test workspaces start on the largest plan so plan limits never get in the way of tests about something

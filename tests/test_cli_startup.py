@@ -180,8 +180,10 @@ def test_tables_build_their_validators_on_first_use(demo_env) -> None:
     reading and writing rows builds none; `model_validate` and `model_dump` build them when first called."""
     from sqlmodel import SQLModel
 
-    import storage.tables  # noqa: F401
+    import storage.tables
     from storage.tables.accounts import Workspace
+
+    storage.tables.load_all()
 
     tables = [m.class_ for m in SQLModel._sa_registry.mappers]
     assert len(tables) > 40

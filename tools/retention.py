@@ -22,12 +22,6 @@ from typing import Any
 from sqlalchemy import delete, exists
 from sqlmodel import col, select
 
-from storage.tables.events import Event, WebhookAttempt, WebhookMessage
-from storage.tables.idempotency import IdempotencyRecord
-from storage.tables.jobs import Job
-from storage.tables.notifications import EmailOutbox
-from storage.tables.oauth import OAuthSpentToken
-from storage.tables.operations import RateLimitCounter
 from tools.runtime import Runtime
 
 BATCH = 500
@@ -53,6 +47,13 @@ async def _delete_batch(rt: Runtime, model: Any, pk: Any, *where: Any) -> int:
 
 async def sweep(rt: Runtime) -> dict[str, int]:
     """One bounded pass over every kind; returns rows deleted per kind."""
+    # The tables are imported here: the dispatcher imports `idempotency_cutoff`, and a process that never sweeps
+    # (a stdio server before its first call, a CLI command) need not build them.
+    from storage.tables.idempotency import IdempotencyRecord
+    from storage.tables.jobs import Job
+    from storage.tables.oauth import OAuthSpentToken
+    from storage.tables.operations import RateLimitCounter
+
     now = rt.clock.now()
     return {
         "idempotency_records": await _delete_batch(rt, IdempotencyRecord, IdempotencyRecord.id,
@@ -72,6 +73,9 @@ async def sweep(rt: Runtime) -> dict[str, int]:
 
 async def _events(rt: Runtime, cutoff: datetime) -> dict[str, int]:
     """Children first: attempts, settled messages, then events no message refers to."""
+    from storage.tables.events import Event, WebhookAttempt, WebhookMessage  # here: see `sweep`
+    from storage.tables.notifications import EmailOutbox
+
     return {
         "webhook_attempts": await _delete_batch(rt, WebhookAttempt, WebhookAttempt.id,
                                                 WebhookAttempt.created_at < cutoff),

@@ -26,8 +26,6 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from sqlmodel import col, select
 
 from schemas.ids import id_floor
-from storage.tables.events import Event
-from storage.tables.notifications import Notification
 from tools.runtime import Runtime
 from tools.services.telemetry import count_delivery
 
@@ -74,6 +72,9 @@ class Hub:
         subject already watched is left alone (its rows not yet announced are news to its other subscribers)."""
         if self.watched(params):
             return
+        from storage.tables.events import Event  # here: a server with no subscriber never builds these tables
+        from storage.tables.notifications import Notification
+
         now = time.monotonic()
         async with self.rt.db.session(write=False) as session:
             if "schedule_id" in params:
@@ -115,6 +116,9 @@ class Hub:
 
     async def _changed(self) -> list[str]:
         """The subscribed URIs whose subject changed since the last look."""
+        from storage.tables.events import Event  # here: see `prime`
+        from storage.tables.notifications import Notification
+
         uris: list[str] = []
         now = time.monotonic()
         async with self.rt.db.session(write=False) as session:

@@ -10,8 +10,9 @@ from alembic.autogenerate.api import AutogenContext
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlmodel import SQLModel
 
-import storage.tables  # noqa: F401  (fills SQLModel.metadata)
+from storage.tables import load_all
 
+load_all()  # fills SQLModel.metadata
 config = context.config
 target_metadata = SQLModel.metadata
 

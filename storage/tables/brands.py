@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Index
 from sqlmodel import Field
 
+from storage.tables import accounts  # noqa: F401  # tables its foreign keys name (storage/tables/__init__.py)
 from storage.tables._base import Stamped, json_field, utc_field
 
 

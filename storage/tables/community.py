@@ -8,6 +8,7 @@ from datetime import datetime
 from sqlalchemy import Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from storage.tables import accounts  # noqa: F401  # tables its foreign keys name (storage/tables/__init__.py)
 from storage.tables._base import TABLE_CONFIG, Stamped, utc_field
 
 

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from sqlmodel import Field
 
+from storage.tables import accounts  # noqa: F401  # tables its foreign keys name (storage/tables/__init__.py)
 from storage.tables._base import Stamped, json_field, utc_field
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Index
 from sqlmodel import Field, SQLModel
 
+from storage.tables import accounts  # noqa: F401  # tables its foreign keys name (storage/tables/__init__.py)
 from storage.tables._base import TABLE_CONFIG, Stamped, json_field, utc_field
 
 

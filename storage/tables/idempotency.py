@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from storage.tables import accounts  # noqa: F401  # tables its foreign keys name (storage/tables/__init__.py)
 from storage.tables._base import TABLE_CONFIG, json_field, utc_field
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import BigInteger, Index
 from sqlmodel import Field
 
+from storage.tables import accounts, brands  # noqa: F401  # tables its foreign keys name (storage/tables/__init__.py)
 from storage.tables._base import Stamped, json_field, utc_field
 
 # Statuses in which a media item may be attached to content (`readiness.ready_for_content`).

@@ -15,6 +15,7 @@ from datetime import datetime
 from sqlalchemy import Index, UniqueConstraint, text
 from sqlmodel import Field
 
+from storage.tables import accounts, brands, content  # noqa: F401  # tables its foreign keys name (storage/tables/__init__.py)
 from storage.tables._base import Stamped, json_field, utc_field
 
 # Schedule.status (SCHEDULE_STATUSES), approval_status and PublishTarget.state: schemas/states.py.

@@ -14,15 +14,14 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from sqlmodel import col, select
-from sqlmodel.ext.asyncio.session import AsyncSession
 
-from storage.tables.autopilot import THEME_MAX, TOPIC_MAX
-from storage.tables.brands import Brand
-from storage.tables.library import Idea
-from tools.analytics.summary import best_post_names
+if TYPE_CHECKING:
+    from sqlmodel.ext.asyncio.session import AsyncSession
+
+    from storage.tables.brands import Brand
 
 IDEAS_SAMPLE = 20  # ideas of the brand a generator sees (newest updated first, unused ones)
 GUIDANCE_SUBJECT_MAX = 120
@@ -66,6 +65,10 @@ async def context_for(session: AsyncSession, brand: Brand, *, week_number: int, 
                       seed: str = "", now: datetime | None = None) -> TopicContext:
     """Build the context from the brand row, a bounded sample of its ideas and (given `now`) the names of its
     best-performing recent posts."""
+    # Imported here: every `Runtime` holds the built-in generator, and most processes never build a context.
+    from storage.tables.library import Idea
+    from tools.analytics.summary import best_post_names
+
     rows = (await session.exec(select(Idea).where(Idea.brand_id == brand.id, Idea.status != "used")
                                .order_by(col(Idea.updated_at).desc(), col(Idea.id).desc()).limit(IDEAS_SAMPLE))).all()
     ideas = tuple(IdeaHint(_clip(r.name, 120), r.type) for r in rows if r.name and r.name.strip())
@@ -99,6 +102,13 @@ _THEMES = ("Getting started with {s}", "Behind the scenes of {s}", "Tips and tri
            "Myths and facts about {s}", "Seasonal focus: {s}", "Stories from {s}", "Questions about {s}")
 
 
+def _limits() -> tuple[int, int]:
+    """THEME_MAX, TOPIC_MAX: the columns' lengths, imported on first use (see `context_for`)."""
+    from storage.tables.autopilot import THEME_MAX, TOPIC_MAX
+
+    return THEME_MAX, TOPIC_MAX
+
+
 def _rank(seed: str, options: list[str]) -> list[str]:
     return sorted(options, key=lambda o: hashlib.sha256(f"{seed}\x00{o}".encode()).hexdigest())
 
@@ -129,7 +139,7 @@ class BuiltinTopicGenerator:
         subject = ctx.category or ctx.brand_name
         options = [t.format(s=subject) for t in _THEMES]
         choice = options[(ctx.week_number - 1) % len(options)]
-        return _clip(choice, THEME_MAX)
+        return _clip(choice, _limits()[0])
 
     async def topic(self, ctx: TopicContext) -> str:
         taken = {norm(t) for t in ctx.taken}
@@ -142,11 +152,12 @@ class BuiltinTopicGenerator:
         if ctx.performing:  # more of what worked: the best recent post's subject comes before the rest
             candidates += _rank(seed, [t.format(s=ctx.performing[0]) for t in templates])
         candidates += _rank(seed, [t.format(s=s) for s in self._subjects(ctx) for t in templates])
+        topic_max = _limits()[1]
         for c in candidates:
-            c = _clip(c, TOPIC_MAX)
+            c = _clip(c, topic_max)
             if norm(c) not in taken:
                 return c
-        base = _clip(candidates[0], TOPIC_MAX - 8)
+        base = _clip(candidates[0], topic_max - 8)
         n = 2
         while norm(f"{base} ({n})") in taken:
             n += 1
