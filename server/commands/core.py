@@ -16,8 +16,6 @@ from storage.tables.accounts import ApiKey, User, Workspace
 from storage.tables.brands import Brand
 from storage.tables.console import ConsoleLogin
 from storage.tables.integrations import Integration
-from tools.brands import older_brand
-from tools.networks import secrets as networks_secrets
 from tools.operator import actions as operator
 from tools.runtime import Runtime
 
@@ -131,6 +129,8 @@ async def cmd_init(args: argparse.Namespace, rt: Runtime) -> None:
                     f"Workspace {ws.name} ({ws.id}), plan {ws.plan_id}{'' if created else ' (already there)'}\n"
                     f"Console: {console_url} {SERVE_NOTE}\nNext: {step}")
     # Credentials stored in plaintext (by versions before the vault, or just seeded) are sealed now.
+    from tools.networks import secrets as networks_secrets  # here: the other commands of this module need none of it
+
     await networks_secrets.rotate(rt, legacy_only=True)
     emit(args, obj, text)
 
@@ -159,6 +159,8 @@ async def cmd_brands_create(args: argparse.Namespace, rt: Runtime) -> None:
         brand = await operator.create_brand(session, rt.clock.now(), ws, args.name, timezone=args.timezone,
                                             website=args.website, category=args.category,
                                             description=args.description)
+    from tools.brands import older_brand  # here: the brand schemas are for this command alone
+
     emit(args, older_brand(brand), f"Brand {brand.name} ({brand.id})")
 
 

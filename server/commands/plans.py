@@ -7,7 +7,6 @@ import argparse
 from schemas.plans import PLAN_IDS, PLANS, plan_out
 from server.cli import add_json_flag, emit, run_with_runtime, subcommands
 from storage.migrate import check_current
-from tools.context import plans
 from tools.operator import actions as operator
 from tools.runtime import Runtime
 
@@ -27,6 +26,8 @@ async def cmd_plans_list(args: argparse.Namespace, rt: Runtime) -> None:
 
 
 async def cmd_set_plan(args: argparse.Namespace, rt: Runtime) -> None:
+    from tools.context import plans  # here: `workspaces list` loads this module too and needs none of it
+
     await check_current(rt.db)
     if args.plan not in PLAN_IDS:
         raise operator.OperatorError(f"unknown plan {args.plan!r}; plans: {', '.join(PLAN_IDS)}")

@@ -24,9 +24,6 @@ from storage import vault
 from storage.tables.accounts import ApiKey, User, Workspace
 from storage.tables.brands import Brand
 from storage.tables.integrations import Integration
-from tools.context import plans
-from tools.notifications import notify
-from tools.services import metrics
 from tools.services.auth import hash_key, key_hint, new_secret
 from tools.services.errors import OperatorError
 
@@ -155,6 +152,11 @@ async def connect_integration(
 ) -> Integration:
     """Connect an account: a sandbox one, or (with `connection`, a verified providers.base.Connection) a real
     one of `provider` (tools/networks). With `settings` the credentials are stored sealed (storage/vault.py)."""
+    # Imported here, as in `set_integration_status`: every operator command imports this module, few connect an
+    # account, and these pull the plan, media, notification, event and analytics tables.
+    from tools.context import plans
+    from tools.services import metrics
+
     if platform not in PLATFORMS_BY_KEY:
         raise OperatorError(f"platform must be one of {', '.join(PLATFORMS_BY_KEY)}")
     if status not in INTEGRATION_STATUSES:
@@ -208,6 +210,9 @@ async def set_integration_status(session: AsyncSession, now: datetime, integrati
                                  status: str) -> Integration:
     """Change an account's connection status (the dashboard's reconnect / the provider's expiry); a change
     into expired or needs_reauth notifies the workspace (category integration_refresh)."""
+    from tools.notifications import notify  # here: see `connect_integration`
+    from tools.services import metrics
+
     if status not in INTEGRATION_STATUSES:
         raise OperatorError(f"status must be one of {', '.join(INTEGRATION_STATUSES)}")
     integration = await session.get(Integration, integration_id)
