@@ -44,13 +44,13 @@ def closure(module: str) -> set[str]:
 def unresolved_by_module() -> dict[str, list[str]]:
     """Per table module: the foreign keys whose table lies outside what importing that module loads."""
     storage.tables.load_all()
-    module_of = {m.local_table.name: m.class_.__module__ for m in SQLModel._sa_registry.mappers}
+    module_of = {m.local_table: m.class_.__module__ for m in SQLModel._sa_registry.mappers}
     out: dict[str, list[str]] = {}
     for mapper in SQLModel._sa_registry.mappers:
         module = mapper.class_.__module__
         loaded = closure(module)
         for fk in mapper.local_table.foreign_keys:
-            if module_of[fk.column.table.name] not in loaded:
+            if module_of[fk.column.table] not in loaded:
                 out.setdefault(module, []).append(fk.target_fullname)
     return out
 
