@@ -77,11 +77,16 @@ class Tx:
     def insert_pending(self, session: Any, _context: Any, _instances: Any) -> None:
         """The session's `before_flush` hook in a group: the rows its steps made, so those that reference them
         can follow."""
-        if self.inserts:
-            for table, rows in self.inserts.items():
-                if rows:
-                    session.connection().execute(insert(table), list(rows))
-                    rows.clear()
+        for table, rows in (self.inserts or {}).items():
+            if rows:
+                session.connection().execute(insert(table), list(rows))
+                rows.clear()
+
+    async def insert_left(self) -> None:
+        """The group's rows no flush has written yet: the session flushes (and `insert_pending` runs) only when
+        an ORM object changed, which a group's last steps need not do."""
+        if any((self.inserts or {}).values()):
+            await self.session.run_sync(self.insert_pending, None, None)
 
 
 def _read_by(column: Any, *, lock: bool = False) -> Any:
@@ -189,6 +194,7 @@ class Steps:
                 tx = Tx(s)
                 await prefetch(tx, [item.schedule_id for item in batch if item.schedule_id])
                 results = [await item.work(tx) for item in batch]
+                await tx.insert_left()
                 await notify.flush_deferred(s)
         except Exception as exc:
             if len(batch) > 1:
