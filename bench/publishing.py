@@ -86,6 +86,8 @@ async def _drain_process(home: str, url: str | None, at: str, owner: str) -> Non
     seconds the drain took, and when it began and ended (epoch seconds: the processes share the clock); then
     keeps its connections open (their server processes hold the CPU they spent) until a second line."""
     rt = await scratch_runtime(home, url, start=at, migrate=False)
+    async with rt.db.session(write=True) as s:  # connected, as a started worker is after its first tick (the
+        await s.execute(text("SELECT 1"))      # dialect's first-connect queries are not a target's cost)
     freeze_startup_heap()  # as `socialpub worker` does once started
     print("ready", flush=True)
     await anyio.to_thread.run_sync(sys.stdin.readline)
