@@ -40,7 +40,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlmodel import col, select
 
-from bench.scratch import scratch_runtime
+from bench.scratch import scratch_runtime, server_cpu
 from schemas.ids import new_id
 from schemas.scopes import ALL_SCOPES
 from schemas.time import iso
@@ -119,21 +119,9 @@ class Meter:
 
     def __init__(self, rt) -> None:
         self.rt = rt
-        self.tick = os.sysconf("SC_CLK_TCK")
 
     async def now(self) -> float:
-        spent = time.process_time()
-        if not self.rt.db.is_sqlite:
-            async with self.rt.db.read_engine.connect() as conn:
-                pids = (await conn.exec_driver_sql(
-                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()")).scalars().all()
-            for pid in pids:
-                try:
-                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue
-                spent += (int(fields[11]) + int(fields[12])) / self.tick
-        return spent
+        return time.process_time() + await server_cpu(self.rt.db)
 
 
 async def measured(meter: Meter, call, repeat: int, rounds: int = 3) -> float:

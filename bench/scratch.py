@@ -3,12 +3,15 @@ given), a frozen clock, no rate limit and no in-process worker."""
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sqlalchemy import text
 
 from schemas.settings import Settings
 from schemas.time import FrozenClock
@@ -46,3 +49,22 @@ async def median_call(dispatcher: Dispatcher, token: str, calls: list[tuple[str,
             samples.append(time.perf_counter() - t0)
             assert out.status == 200, out.body
     return statistics.median(samples)
+
+
+async def server_cpu(db: Database) -> float:
+    """CPU seconds spent so far by the PostgreSQL server processes of `db`'s database's connections (read from
+    /proc: the server runs on this machine); 0 on SQLite, whose work is the calling process's own. A connection
+    that closed takes its CPU with it, so measure while the connections of interest are open."""
+    if db.is_sqlite:
+        return 0.0
+    async with db.read_engine.connect() as conn:
+        pids = (await conn.execute(text(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"))).scalars().all()
+    spent, tick = 0.0, os.sysconf("SC_CLK_TCK")
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        spent += (int(fields[11]) + int(fields[12])) / tick
+    return spent

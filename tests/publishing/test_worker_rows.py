@@ -1,14 +1,19 @@
-"""The worker's deferred notifications (plain rows, Core inserts) write what `notify` writes as objects at once."""
+"""The worker's plain rows (Core inserts) write what the objects of the same services write: deferred
+notifications as `notify` at once, Schedule events as `event_log.schedule`."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from sqlalchemy import insert
 from sqlmodel import select
 
+from storage.tables.events import Event
 from storage.tables.notifications import EmailOutbox, Notification
 from tools.notifications import notify
+from tools.services import event_log
 
 pytestmark = pytest.mark.anyio
 
@@ -46,3 +51,20 @@ async def test_deferred_notifications_write_what_immediate_ones_write(world) -> 
     later_mail = [e for e in emails if e.notification_id not in first]
     assert shape(earlier_mail, ("id", "notification_id")) == shape(later_mail, ("id", "notification_id"))
     assert {e.notification_id for e in later_mail} <= {n.id for n in later}
+
+
+async def test_schedule_event_rows_write_what_the_event_object_writes(world) -> None:
+    env = world.env
+    now = env.clock.now()
+    schedule = SimpleNamespace(id="sch_rows", workspace_id=world.ws.id, brand_id=world.brand_a.id,
+                               status="partially_published", approval_status="approved", content_item_id="ci_rows",
+                               scheduled_at=now, failure_reason="1 of 2 targets did not publish.")
+    async with env.db.session(write=True) as s:
+        event_log.schedule(s, now, schedule, "schedule.partially_published")
+        await (await s.connection()).execute(insert(event_log.EVENTS), [
+            event_log.schedule_values(now, schedule, "schedule.partially_published")])
+    async with env.db.session(write=False) as s:
+        events = (await s.exec(select(Event).where(Event.subject_id == "sch_rows"))).all()
+    assert len(events) == 2 and events[0].id != events[1].id
+    as_object, as_row = ({k: v for k, v in _fields(e).items() if k != "id"} for e in events)
+    assert as_object == as_row and as_row["fanned_out"] is False and as_row["data"]["status"] == "partially_published"

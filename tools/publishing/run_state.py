@@ -38,7 +38,7 @@ from storage.tables.publishing import (
     PublishTarget,
     Schedule,
 )
-from tools.analytics.enroll import enroll as enroll_metrics
+from tools.analytics.enroll import POST_METRICS, enrollment
 from tools.notifications import notify
 from tools.publishing import attempts
 from tools.publishing.attempts import Attempt, Outcome, Skip, platform_settings, target_token
@@ -283,10 +283,12 @@ async def settle_final(tx: Tx, now: datetime, target: PublishTarget, schedule: S
             publication.status, publication.published_at, publication.failure_reason = "published", now, None
             publication.publish_id = result.publish_id if result else None
             publication.permalink_url = result.permalink_url if result else None
-            enroll_metrics(tx.session, publication_id=publication.id, workspace_id=publication.workspace_id,
-                           brand_id=publication.brand_id, integration_id=publication.integration_id,
-                           platform=publication.platform, post_id=publication.post_id,
-                           publish_id=publication.publish_id, published_at=now)
+            metrics = enrollment(publication_id=publication.id, workspace_id=publication.workspace_id,
+                                 brand_id=publication.brand_id, integration_id=publication.integration_id,
+                                 platform=publication.platform, post_id=publication.post_id,
+                                 publish_id=publication.publish_id, published_at=now)
+            if metrics is not None:
+                await tx.insert(POST_METRICS, metrics)
         else:
             publication.status, publication.failure_reason = "failed", reason
     await _notify_outcome(tx, now, target, schedule, state, reason, publication)
@@ -330,7 +332,7 @@ async def finish_if_final(tx: Tx, now: datetime, schedule: Schedule,
     schedule.failure_reason = (None if status == "published" else
                                f"{len(targets) - published} of {len(targets)} targets did not publish.")
     drop(schedule, now)
-    record.schedule(tx.session, now, schedule, f"schedule.{status}")  # webhooks and MCP subscribers
+    await tx.insert(record.EVENTS, record.schedule_values(now, schedule, f"schedule.{status}"))  # webhooks, MCP
     execution = await tx.get(PublishExecution, schedule.latest_execution_id)
     if execution is not None:
         execution.status, execution.finished_at, execution.updated_at = status, now, now

@@ -5,9 +5,10 @@ target, finish the run) is a function of one `Tx`, run in a write transaction.
 that are ready at the same moment share ONE transaction and commit (`Group`): the group first locks their
 Schedules (in ID order, so two groups cannot deadlock) and reads, one statement per table, the rows the steps
 use (`prefetch`); the steps find them in `Tx.rows`; what they change is flushed together at commit (the unit of
-work batches the UPDATEs; the runs and publications a group made go in as one Core insert each). Each caller gets its result only
-after that commit, so a provider is still called only after the attempt it follows is durable; a group that
-fails is retried step by step, each in its own transaction, so one faulty run cannot fail the others.
+work batches the UPDATEs; the runs, publications, events and metrics enrollments a group made go in as one
+Core insert per table). Each caller gets its result only after that commit, so a provider is still called only
+after the attempt it follows is durable; a group that fails is retried step by step, each in its own
+transaction, so one faulty run cannot fail the others.
 With `group=False` every step is its own transaction.
 """
 
@@ -41,8 +42,8 @@ class Tx:
     """One write transaction of the worker's steps. `rows`: the rows read (or made) in it, by model and ID: a
     step asks `get` before going to the session. `locked`: the Schedules the group locked and read with their
     rows; `run_targets`: their runs' targets, as read after the lock; `inserts`: rows the steps made as plain
-    values (runs, publications), inserted together, table by table, before the session's next flush (None: each
-    inserted at once)."""
+    values (runs, publications, events, enrollments), inserted together, table by table, before the session's
+    next flush (None: each inserted at once)."""
 
     session: AsyncSession
     rows: dict[tuple[type, str], Any] = field(default_factory=dict)
@@ -77,11 +78,16 @@ class Tx:
     def insert_pending(self, session: Any, _context: Any, _instances: Any) -> None:
         """The session's `before_flush` hook in a group: the rows its steps made, so those that reference them
         can follow."""
-        if self.inserts:
-            for table, rows in self.inserts.items():
-                if rows:
-                    session.connection().execute(insert(table), list(rows))
-                    rows.clear()
+        for table, rows in (self.inserts or {}).items():
+            if rows:
+                session.connection().execute(insert(table), list(rows))
+                rows.clear()
+
+    async def insert_left(self) -> None:
+        """The group's rows no flush has written yet: the session flushes (and `insert_pending` runs) only when
+        an ORM object changed, which a group's last steps need not do."""
+        if any((self.inserts or {}).values()):
+            await self.session.run_sync(self.insert_pending, None, None)
 
 
 def _read_by(column: Any, *, lock: bool = False) -> Any:
@@ -189,6 +195,7 @@ class Steps:
                 tx = Tx(s)
                 await prefetch(tx, [item.schedule_id for item in batch if item.schedule_id])
                 results = [await item.work(tx) for item in batch]
+                await tx.insert_left()
                 await notify.flush_deferred(s)
         except Exception as exc:
             if len(batch) > 1:
