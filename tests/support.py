@@ -84,6 +84,11 @@ def create_pg_database(base_url: str, revision: str | None = "heads") -> str:
     return _create_pg_database(base_url, None if template else revision, template)
 
 
+def copy_pg_database(base_url: str, source_url: str) -> str:
+    """A fresh scratch database copied from `source_url` (which nothing may be connected to); returns its URL."""
+    return _create_pg_database(base_url, None, make_url(source_url).database)
+
+
 def drop_pg_templates() -> None:
     while _PG_TEMPLATES:
         base_url, name = _PG_TEMPLATES.popitem()

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Literal
 
 import httpx
+from argon2 import PasswordHasher
+from argon2.exceptions import VerifyMismatchError
 
 from server.console import identity
 from storage.tables.accounts import Workspace
@@ -15,9 +19,52 @@ X_POST = {"name": "Hello", "copy_mode": "single",
           "single_copy": {"caption": "Fresh roast today", "hashtags": [], "title": None}, "x_settings": {}}
 
 
+# A password hash or verify costs ~0.2 s of CPU (argon2id at the product's parameters, p=4): the in-process console
+# tests made ~150 hashes and ~360 verifies per run, most of them set-up (users, sign-ins) or throttle tests'
+# guesses. Inside `reusing_password_work` the work is done once per process by the product's own hasher and then
+# reused: hashing PASSWORD gives the first hash made of it (every user shares that salt), and verifying a hash and
+# password seen before answers as argon2 did then (verify is a pure function: a match returns True, a mismatch
+# raises VerifyMismatchError again). Every outcome is the one argon2 gives; only its cost is paid once. The product
+# paths that set a password (invitations, `users create`, resets) hash afresh.
+_HASHES: dict[tuple[Any, ...], str] = {}
+_VERIFIED: dict[tuple[str | bytes, str | bytes], bool] = {}
+
+
+@contextmanager
+def reusing_password_work() -> Iterator[None]:
+    real_hash, real_verify = PasswordHasher.hash, PasswordHasher.verify
+
+    def hash_once(self: PasswordHasher, password: str | bytes, *, salt: bytes | None = None) -> str:
+        if password != PASSWORD or salt is not None:
+            return real_hash(self, password, salt=salt)
+        key = (self.type, self.time_cost, self.memory_cost, self.parallelism, self.hash_len, self.salt_len)
+        if key not in _HASHES:
+            _HASHES[key] = real_hash(self, password)
+        return _HASHES[key]
+
+    def verify_once(self: PasswordHasher, hash: str | bytes, password: str | bytes) -> Literal[True]:
+        if (hash, password) not in _VERIFIED:
+            try:
+                real_verify(self, hash, password)  # an invalid hash raises InvalidHashError: nothing remembered
+            except VerifyMismatchError:
+                _VERIFIED[hash, password] = False
+                raise
+            _VERIFIED[hash, password] = True
+        if not _VERIFIED[hash, password]:
+            raise VerifyMismatchError
+        return True
+
+    PasswordHasher.hash, PasswordHasher.verify = hash_once, verify_once
+    try:
+        yield
+    finally:
+        PasswordHasher.hash, PasswordHasher.verify = real_hash, real_verify
+
+
 async def make_user(env: Any, ws: Workspace, email: str, role: str = "admin") -> Any:
-    async with env.db.session(write=True) as s:
-        _user, login = await identity.create_user(s, env.clock.now(), ws, email, PASSWORD, role=role)
+    with reusing_password_work():
+        async with env.db.session(write=True) as s:
+            _user, login = await identity.create_user(s, env.clock.now(), ws, email, PASSWORD, role=role)
     return login
 
 
@@ -38,8 +85,9 @@ def value_of(html: str, name: str) -> str:
 
 async def sign_in(browser: httpx.AsyncClient, email: str, password: str = PASSWORD) -> httpx.Response:
     page = await browser.get("/console/sign-in")
-    return await browser.post("/console/sign-in", data={"csrf": csrf_of(page.text), "email": email,
-                                                        "password": password})
+    with reusing_password_work():
+        return await browser.post("/console/sign-in", data={"csrf": csrf_of(page.text), "email": email,
+                                                            "password": password})
 
 
 async def signed_in(env: Any, email: str, base_url: str = "http://testserver") -> httpx.AsyncClient:

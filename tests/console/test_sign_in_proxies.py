@@ -9,7 +9,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.console.support import PASSWORD, csrf_of, make_user
+from tests.console.support import PASSWORD, csrf_of, make_user, reusing_password_work
 
 pytestmark = pytest.mark.anyio
 
@@ -26,8 +26,9 @@ def browser(env, peer: str, forwarded_for: str | None = None) -> httpx.AsyncClie
 async def attempt(b: httpx.AsyncClient, email: str, password: str, forwarded_for: str | None = None) -> int:
     page = await b.get("/console/sign-in")
     headers = {"X-Forwarded-For": forwarded_for} if forwarded_for else {}
-    resp = await b.post("/console/sign-in", headers=headers,
-                        data={"csrf": csrf_of(page.text), "email": email, "password": password})
+    with reusing_password_work():  # tests/console/support.py: argon2's answers, its cost paid once
+        resp = await b.post("/console/sign-in", headers=headers,
+                            data={"csrf": csrf_of(page.text), "email": email, "password": password})
     return resp.status_code
 
 

@@ -4,7 +4,9 @@ database per test on either backend (SQLite file, or a fresh PostgreSQL database
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -20,7 +22,7 @@ from sqlalchemy import text
 
 from storage.db import Database
 from storage.migrate import upgrade
-from tests.support import PG_ENV, create_pg_database, drop_pg_database
+from tests.support import PG_ENV, copy_pg_database, create_pg_database, drop_pg_database
 
 CLI = str(Path(sys.executable).parent / "socialpub")
 BACKEND_NAMES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
@@ -110,17 +112,40 @@ def _migrate(url: str, revision: str) -> None:
     anyio.run(go)
 
 
+@dataclass(frozen=True)
+class Demo:
+    """A deployment `socialpub init --demo` set up (its home and database) and what that printed."""
+
+    home: Path
+    url: str
+    printed: dict
+
+
 @contextlib.contextmanager
-def deployment(backend: str, tmp_path: Path, revision: str | None = None) -> Iterator[Deployment]:
-    """A scratch deployment, its database empty (revision None) or migrated to `revision`; every process it
-    started is stopped afterwards and a PostgreSQL database dropped."""
+def demo_deployment(backend: str, tmp_path: Path) -> Iterator[Demo]:
+    """`socialpub init --demo` once (~3 s of CPU) for tests that start from copies of it (`deployment(demo=...)`),
+    as each one's own `init --demo` would leave its home and database."""
+    with deployment(backend, tmp_path) as dep:
+        done = dep.run("init", "--demo", "--json")
+        assert done.returncode == 0, done.stderr
+        yield Demo(dep.home, dep.url, json.loads(done.stdout))
+
+
+@contextlib.contextmanager
+def deployment(backend: str, tmp_path: Path, revision: str | None = None, demo: Demo | None = None
+               ) -> Iterator[Deployment]:
+    """A scratch deployment, its database empty (revision None), migrated to `revision`, or a copy of `demo`'s
+    (home and database); every process it started is stopped afterwards and a PostgreSQL database dropped."""
     home = tmp_path / "home"
-    home.mkdir()
+    if demo is not None:
+        shutil.copytree(demo.home, home)  # the vault key and the sandbox's ledger; nothing in it names the directory
+    else:
+        home.mkdir()
     if backend == "postgres":
         base = os.environ.get(PG_ENV)
         if not base:
             pytest.skip(f"PostgreSQL leg: set {PG_ENV} to run it")
-        url = create_pg_database(base, revision)
+        url = copy_pg_database(base, demo.url) if demo is not None else create_pg_database(base, revision)
     else:
         url = f"sqlite+aiosqlite:///{home / 'socialpub.db'}"
         if revision is not None:

@@ -7,27 +7,33 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 
 from providers.sandbox import SandboxLedger
-from tests.deploy.support import BACKEND_NAMES, Deployment, deployment
+from tests.deploy.support import BACKEND_NAMES, Demo, Deployment, demo_deployment, deployment
 from tests.support import previous_revision
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(params=BACKEND_NAMES)
+@pytest.fixture(scope="module", params=BACKEND_NAMES)
 def backend(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-def demo_key(dep: Deployment) -> str:
-    done = dep.run("init", "--demo", "--json")
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)["api_key"]["secret"]
+@pytest.fixture(scope="module")
+def demo(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
+    """The demo deployment once per backend; each test that starts from it gets a copy (`deployment(demo=...)`)."""
+    with demo_deployment(backend, tmp_path_factory.mktemp(f"demo-{backend}")) as made:
+        yield made
+
+
+def demo_key(demo: Demo) -> str:
+    return demo.printed["api_key"]["secret"]
 
 
 def get(base: str, path: str, key: str) -> dict:
@@ -42,9 +48,9 @@ def post(base: str, path: str, key: str, body: dict) -> dict:
     return response.json()["data"]
 
 
-def test_two_replicas_and_a_worker_publish_a_due_schedule(backend, tmp_path) -> None:
-    with deployment(backend, tmp_path) as dep:
-        key = demo_key(dep)
+def test_two_replicas_and_a_worker_publish_a_due_schedule(backend, demo, tmp_path) -> None:
+    with deployment(backend, tmp_path, demo=demo) as dep:
+        key = demo_key(demo)
         replicas = [dep.serve("--no-worker"), dep.serve("--no-worker")]
         worker = dep.start("worker")
         contexts = [get(base, "/context", key) for base in replicas]
@@ -87,9 +93,9 @@ def _rpc(client: httpx.Client, base: str, body: dict, headers: dict[str, str]) -
     return response, response.json()
 
 
-def test_mcp_over_http_answers_initialize_and_tools_list(backend, tmp_path) -> None:
-    with deployment(backend, tmp_path) as dep:
-        key = demo_key(dep)
+def test_mcp_over_http_answers_initialize_and_tools_list(backend, demo, tmp_path) -> None:
+    with deployment(backend, tmp_path, demo=demo) as dep:
+        key = demo_key(demo)
         base = dep.serve("--transport", "http", "--no-worker", command="mcp", path="/mcp")
         auth = {"Authorization": f"Bearer {key}"}
         with httpx.Client(timeout=30) as client:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import json
 import os
 import shutil
 import signal
@@ -20,7 +19,7 @@ import httpx
 import pytest
 
 from tests.deploy.doc_blocks import DOC_FILES, ROOT, blocks, chained, script, stray_markers
-from tests.deploy.support import Deployment
+from tests.deploy.support import Deployment, demo_deployment
 from tests.media.support import image_bytes, video_bytes
 
 pytestmark = pytest.mark.slow
@@ -59,14 +58,12 @@ def website(tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def demo_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict]]:
     """`socialpub init --demo` once for the module: each doc's session starts on a copy of this home (its database
     and vault key, nothing in them names the directory), as its own `init --demo` would leave it, without paying a
     CLI process (~1.3 s of CPU) per doc."""
-    home = tmp_path_factory.mktemp("demo-home")
-    done = Deployment(home, f"sqlite+aiosqlite:///{home / 'socialpub.db'}").run("init", "--demo", "--json")
-    assert done.returncode == 0, done.stderr
-    return home, json.loads(done.stdout)
+    with demo_deployment("sqlite", tmp_path_factory.mktemp("demo-home")) as demo:
+        yield demo.home, demo.printed
 
 
 @pytest.mark.parametrize("path", RUN_FILES, ids=rel)
