@@ -64,7 +64,7 @@ class TextFormatter(logging.Formatter):
         second = int(record.created)
         if self._second[0] != second:
             self._second = (second, time.strftime(self.default_time_format, self.converter(second)))
-        return self.default_msec_format % (self._second[1], record.msecs)
+        return f"{self._second[1]},{int(record.msecs):03d}"  # logging's default_msec_format, "%s,%03d"
 
     def format(self, record: logging.LogRecord) -> str:
         return redact(super().format(record))

@@ -147,7 +147,7 @@ class PathHandler:
         # A GET's unknown query parameters go to validation like any unknown argument; on other methods they
         # would be taken for body fields, and a path parameter's name would replace the path's value, so
         # those are refused here.
-        unknown = sorted(set(query) - set(types))
+        unknown = sorted(set(query) - set(types)) if query else []
         if unknown and (ep.method != "GET" or set(unknown) & set(ep.path_params)):
             refused = refused or ApiError("INVALID_QUERY", f"Unknown query parameter {', '.join(unknown)}.", issues=[
                 issue(f"$.{name}", "UNKNOWN_FIELD", "Not a query parameter of this route.") for name in unknown])
@@ -164,7 +164,7 @@ class PathHandler:
         if isinstance(admitted, Outcome):
             return render(admitted, request_id, head=request.method == "HEAD")
 
-        body = await self._body(request, ep)
+        body = None if request.method in ("GET", "HEAD") else await self._body(request, ep)
         if body:
             locations = field_locations(ep.request)
             misplaced = sorted(k for k in body if k != "idempotency_key" and locations.get(k, "body") != "body")
@@ -197,8 +197,7 @@ class PathHandler:
         return out, repeated
 
     async def _body(self, request: Request, ep: Endpoint) -> dict[str, Any] | None:
-        if request.method in ("GET", "HEAD"):
-            return None
+        """The JSON object a POST, PUT, PATCH or DELETE sent (a GET or HEAD has none: never read)."""
         limit = self.dispatcher.rt.settings.max_body_bytes
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
