@@ -204,29 +204,22 @@ class Dispatcher:
         started = time.perf_counter()
         if not admitted:
             logs.KEY_ID.set(None)
-        outcome = await self._invoke_safely(ep, args, token, headers, idempotency_header, request_id, client,
-                                            refused, caller, admitted)
+        try:
+            outcome = await self._invoke(ep, dict(args), token, headers or {}, idempotency_header, request_id,
+                                         client, refused, caller, admitted)
+        except ApiError as exc:
+            outcome = self.error(exc, request_id)
+        except OperationalError as exc:
+            log.warning("database unavailable on %s [%s]: %s", ep.name, request_id, exc.orig)
+            outcome = self.error(ApiError("DEPENDENCY_UNAVAILABLE", "The database is busy or unavailable.",
+                                          headers={"Retry-After": "1"}), request_id)
+        except Exception:
+            log.exception("unexpected error on %s [%s]", ep.name, request_id)
+            outcome = self.error(ApiError("INTERNAL_ERROR"), request_id)
         metrics.count_call(ep.name, outcome.status, time.perf_counter() - started)
         logs.log_call(request_id=request_id, endpoint=ep.name, status=outcome.status, started=started,
                       transport=transport, client=client)
         return outcome
-
-    async def _invoke_safely(self, ep: Endpoint, args: Mapping[str, Any], token: str | None,
-                             headers: Mapping[str, str] | None, idempotency_header: str | None, request_id: str,
-                             client: str, refused: ApiError | None, caller: Caller | None,
-                             admitted: bool = False) -> Outcome:
-        try:
-            return await self._invoke(ep, dict(args), token, headers or {}, idempotency_header, request_id, client,
-                                      refused, caller, admitted)
-        except ApiError as exc:
-            return self.error(exc, request_id)
-        except OperationalError as exc:
-            log.warning("database unavailable on %s [%s]: %s", ep.name, request_id, exc.orig)
-            return self.error(ApiError("DEPENDENCY_UNAVAILABLE", "The database is busy or unavailable.",
-                                       headers={"Retry-After": "1"}), request_id)
-        except Exception:
-            log.exception("unexpected error on %s [%s]", ep.name, request_id)
-            return self.error(ApiError("INTERNAL_ERROR"), request_id)
 
     async def admit(self, ep: Endpoint, token: str | None, *, request_id: str, client: str,
                     transport: str | None = None) -> Caller | Outcome | None:
@@ -328,7 +321,8 @@ class Dispatcher:
 
             call = Call(rt=rt, session=session, endpoint=ep, caller=caller, request_id=request_id,
                         now=rt.clock.now(), idempotency_key=idem_key,
-                        headers={h: headers[h.lower()] for h in ep.headers if h.lower() in headers},
+                        headers={h: headers[h.lower()] for h in ep.headers if h.lower() in headers}
+                        if ep.headers else {},
                         brand=brand, visible_brand_id=brand_id, brand_check=deferred)
             try:
                 result = await ep.handler(call, model)

@@ -9,7 +9,6 @@ from typing import Any
 
 import orjson
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route, Router
@@ -148,7 +147,7 @@ class PathHandler:
         # A GET's unknown query parameters go to validation like any unknown argument; on other methods they
         # would be taken for body fields, and a path parameter's name would replace the path's value, so
         # those are refused here.
-        unknown = sorted(set(query) - set(types))
+        unknown = sorted(set(query) - set(types)) if query else []
         if unknown and (ep.method != "GET" or set(unknown) & set(ep.path_params)):
             refused = refused or ApiError("INVALID_QUERY", f"Unknown query parameter {', '.join(unknown)}.", issues=[
                 issue(f"$.{name}", "UNKNOWN_FIELD", "Not a query parameter of this route.") for name in unknown])
@@ -165,7 +164,7 @@ class PathHandler:
         if isinstance(admitted, Outcome):
             return render(admitted, request_id, head=request.method == "HEAD")
 
-        body = await self._body(request, ep)
+        body = None if request.method in ("GET", "HEAD") else await self._body(request, ep)
         if body:
             locations = field_locations(ep.request)
             misplaced = sorted(k for k in body if k != "idempotency_key" and locations.get(k, "body") != "body")
@@ -198,8 +197,7 @@ class PathHandler:
         return out, repeated
 
     async def _body(self, request: Request, ep: Endpoint) -> dict[str, Any] | None:
-        if request.method in ("GET", "HEAD"):
-            return None
+        """The JSON object a POST, PUT, PATCH or DELETE sent (a GET or HEAD has none: never read)."""
         limit = self.dispatcher.rt.settings.max_body_bytes
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
@@ -234,10 +232,14 @@ async def not_found(request: Request) -> Response:
 
 
 class CatchAll:
-    """Last line of defence: anything that escapes becomes a 500 envelope, never a stack trace."""
+    """Last line of defence: anything that escapes becomes a 500 envelope, never a stack trace. With
+    `head_limits` (the REST app) it answers oversized request heads first: 414 for a query string, 431 for the
+    headers, in the envelope, before any routing (one layer, not two: every layer is a frame each request and
+    each of its suspensions passes through)."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, head_limits: bool = False) -> None:
         self.app = app
+        self.head_limits = head_limits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -252,6 +254,10 @@ class CatchAll:
             await send(message)
 
         try:
+            refused = head_refusal(scope) if self.head_limits else None
+            if refused is not None:
+                await error_response(refused, new_request_id())(scope, receive, send_wrapper)
+                return
             await self.app(scope, receive, send_wrapper)
         except Exception:
             request_id = new_request_id()
@@ -261,24 +267,12 @@ class CatchAll:
                 await response(scope, receive, send)
 
 
-class HeadLimits:
-    """414 for an oversized query string, 431 for oversized headers, in the envelope, before any routing."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            exc = None
-            if len(scope.get("query_string", b"")) > MAX_QUERY_BYTES:
-                exc = ApiError("URI_TOO_LONG", f"Query strings are limited to {MAX_QUERY_BYTES} bytes.")
-            elif sum(len(k) + len(v) for k, v in scope.get("headers", [])) > MAX_HEADER_BYTES:
-                exc = ApiError("HEADERS_TOO_LARGE", f"Request headers are limited to {MAX_HEADER_BYTES} bytes.")
-            if exc is not None:
-                await error_response(exc, new_request_id())(scope, receive, send)
-                return
-            send = _enveloped_405(scope, receive, send)
-        await self.app(scope, receive, send)
+def head_refusal(scope: Scope) -> ApiError | None:
+    if len(scope.get("query_string", b"")) > MAX_QUERY_BYTES:
+        return ApiError("URI_TOO_LONG", f"Query strings are limited to {MAX_QUERY_BYTES} bytes.")
+    if sum(len(k) + len(v) for k, v in scope.get("headers", [])) > MAX_HEADER_BYTES:
+        return ApiError("HEADERS_TOO_LARGE", f"Request headers are limited to {MAX_HEADER_BYTES} bytes.")
+    return None
 
 
 def _enveloped_405(scope: Scope, receive: Receive, send: Send) -> Send:
@@ -353,21 +347,31 @@ def route_path(scope: Scope) -> str:
     return path[len(root_path):] if path[len(root_path)] == "/" else path
 
 
-class IndexedRouter(Router):
-    """Starlette's router, which tries every route's pattern in turn (a REST path was matched after ~60 failed
-    patterns, ~8 % of a `GET /v1/context`), with an index in front: the leading run of routes that take every
-    method and whose parameters are single path segments (the OpenAPI route and every REST route) is grouped by
-    segment count and first segments, so a request tries only routes with its own literal segments. A route
-    found there is the one the full scan would find first (every route before it is in the index and cannot
-    match a path of another shape); anything else (a miss, other routes, lifespan) is the full scan, as before."""
+Indexed = dict[tuple[Any, ...], list[tuple[tuple[tuple[int, str], ...], Route]]]
 
-    _indexed: tuple[int, dict[tuple[Any, ...], list[tuple[tuple[tuple[int, str], ...], Route]]]] | None = None
 
-    def _index(self) -> dict[tuple[Any, ...], list[tuple[tuple[tuple[int, str], ...], Route]]]:
-        if self._indexed is not None and self._indexed[0] == len(self.routes):
+class RouteIndex:
+    """The REST routes' front door, innermost of the app's own middleware. Starlette's router tries every
+    route's pattern in turn (a REST path was matched after ~60 failed patterns, ~8 % of a `GET /v1/context`),
+    behind its exception middleware and the 405 rewrite above. Here the leading run of the router's routes that
+    take every method and whose parameters are single path segments (the OpenAPI route and every REST route) is
+    indexed by segment count and first segments, so a request tries only routes with its own literal segments,
+    and a route found is called at once: it is the one the full scan would find first (every route before it is
+    in the index and cannot match a path of another shape), and it answers every method and error in the
+    envelope itself, so neither layer has anything to do for it. Anything else (a miss, other routes, lifespan)
+    goes the full way, as before."""
+
+    def __init__(self, app: ASGIApp, router: Router) -> None:
+        self.app = app
+        self.router = router
+        self._indexed: tuple[int, Indexed] | None = None
+
+    def _index(self) -> Indexed:
+        routes = self.router.routes
+        if self._indexed is not None and self._indexed[0] == len(routes):
             return self._indexed[1]
-        index: dict[tuple[Any, ...], list[tuple[tuple[tuple[int, str], ...], Route]]] = defaultdict(list)
-        for route in self.routes:
+        index: Indexed = defaultdict(list)
+        for route in routes:
             if not (isinstance(route, Route) and route.methods is None and ":" not in route.path
                     and route.path.count("/") >= 2):
                 break  # the index covers only the leading run (see above)
@@ -376,29 +380,31 @@ class IndexedRouter(Router):
                 break
             literals = tuple((i, p) for i, p in enumerate(parts) if i >= 3 and "{" not in p)
             index[(len(parts), parts[1], parts[2])].append((literals, route))
-        self._indexed = (len(self.routes), dict(index))
+        self._indexed = (len(routes), dict(index))
         return self._indexed[1]
 
-    async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             parts = route_path(scope).split("/")
             for literals, route in self._index().get((len(parts), *parts[1:3]), ()) if len(parts) >= 3 else ():
                 if all(parts[i] == p for i, p in literals):
                     match, child_scope = route.matches(scope)
                     if match is Match.FULL:
-                        scope.setdefault("router", self)
+                        scope.setdefault("router", self.router)
                         scope["route"] = route
                         scope.update(child_scope)
-                        await route.handle(scope, receive, send)
+                        await route.app(scope, receive, send)
                         return
-        await super().app(scope, receive, send)
+            send = _enveloped_405(scope, receive, send)
+        await self.app(scope, receive, send)
 
 
 def rest_app(dispatcher: Dispatcher, extra_routes: list[Any] | None = None, lifespan: Any = None) -> Starlette:
     routes = [openapi_route(), *rest_routes(dispatcher), *(extra_routes or [])]
-    app = Starlette(middleware=[Middleware(CatchAll), Middleware(HeadLimits)])
-    app.router = IndexedRouter(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan)
     app.router.default = _default_not_found
+    app.add_middleware(RouteIndex, router=app.router)
+    app.add_middleware(CatchAll, head_limits=True)  # added last: outside RouteIndex
     return app
 
 

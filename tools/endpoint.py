@@ -8,6 +8,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
@@ -111,7 +112,7 @@ class Endpoint:
     def route_key(self) -> tuple[str, str, str | None]:
         return (self.method, self.path, self.variant)
 
-    @property
+    @cached_property  # read on every call (a regex scan each time, before)
     def path_params(self) -> tuple[str, ...]:
         return tuple(PATH_PARAM_RE.findall(self.path))
 

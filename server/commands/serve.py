@@ -53,7 +53,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise
     app = build_app(Runtime.from_settings(settings))
     # log_config=None: uvicorn keeps the handlers `socialpub --log-format` set up (text or JSON lines).
-    # h11 with a 1 MiB head buffer: an oversized query string or header block reaches server/rest.py HeadLimits
+    # h11 with a 1 MiB head buffer: an oversized query string or header block reaches server/rest.py CatchAll
     # and gets the envelope's 414/431; httptools (uvicorn's default when installed) refuses heads above ~80 KB
     # with a plain-text 400, and h11's default 16 KiB buffer drops the connection.
     # proxy_headers=False: the app resolves X-Forwarded-For itself, through exactly settings.trusted_proxies.
