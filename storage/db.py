@@ -165,18 +165,26 @@ class Database:
         if turn is not None:
             await turn.take()
         try:
-            async with AsyncSession(engine, expire_on_commit=False) as session:
-                session.info["writer_turn"] = turn
-                session.info["statement_engine"] = self.statement_engine
-                try:
-                    yield session
-                    if write:
-                        await session.commit()
-                    # A read session just closes: its objects stay readable after the block (a rollback would
-                    # expire them).
-                except BaseException:
+            session = AsyncSession(engine, expire_on_commit=False)
+            session.info["writer_turn"] = turn
+            session.info["statement_engine"] = self.statement_engine
+            try:
+                yield session
+                if write:
+                    await session.commit()
+                # A read session just closes: its objects stay readable after the block (a rollback would
+                # expire them).
+            except BaseException:
+                if session.in_transaction():  # (without one, rollback does nothing)
                     await session.rollback()
-                    raise
+                raise
+            finally:
+                if session.in_transaction() or session.identity_map or session.new:
+                    async with session:  # SQLAlchemy's close, run to completion even if this task is cancelled
+                        pass
+                # Otherwise close has nothing to release or expunge: no transaction (none begun: a content list
+                # page reads alone, storage/statements.py; or committed, which released its connection) and no
+                # objects. Skipped, it spares its task and its greenlet (~50 µs of CPU per request).
         finally:
             if turn is not None:
                 await turn.give_up()

@@ -63,10 +63,9 @@ async def page(session: AsyncSession, query: Any, column: Any, id_column: Any, *
 class PageQuery:
     """The statements of one keyset list built once, with the limit, the position and the list's own filters
     as bound parameters: building a statement costs more than running it on a hot list (bench/HISTORY.md,
-    "Request path profile"). `query` selects the rows and filters them with `bindparam`s that `params` fills;
-    the time columns named in `iso` come out as the API's text (storage/statements.py)."""
+    "Request path profile"). `query` selects the rows and filters them with `bindparam`s that `params` fills."""
 
-    def __init__(self, query: Any, column: Any, id_column: Any, iso: tuple[str, ...] = ()) -> None:
+    def __init__(self, query: Any, column: Any, id_column: Any) -> None:
         self.column, self.id_column = column, id_column
         value = bindparam("keyset_value", type_=column.type)
         last_id = bindparam("keyset_id", type_=id_column.type)
@@ -74,7 +73,7 @@ class PageQuery:
         self._statements = {
             (desc, positioned): Query(
                 (after(query, column, id_column, (value, last_id), desc) if positioned else query)
-                .order_by(*order(column, id_column, desc)).limit(limit), iso=iso)
+                .order_by(*order(column, id_column, desc)).limit(limit))
             for desc in (False, True) for positioned in (False, True)}
         # The position of a row by its ID among the rows the list's filters select (the spec-fixed cursor).
         self._position = Query(select(column).where(query.whereclause, id_column == last_id))

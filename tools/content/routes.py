@@ -17,6 +17,7 @@ from schemas import content as sc
 from schemas.content import ListContentItemsRequest
 from schemas.errors import ApiError, Issues, issue
 from storage import keyset
+from storage.statements import as_api_time, as_json
 from storage.tables.brands import Brand
 from storage.tables.content import ContentItem, ContentItemLabel
 from storage.tables.integrations import Integration
@@ -78,23 +79,23 @@ async def get_content_item(call: Call, req: sc.ContentItemPath) -> sc.ContentIte
 
 
 # What `summary` reads: rows of these columns, not ContentItem objects (no identity map on the hot list), with
-# the item's label IDs in the same row.
+# the item's label IDs in the same row; the JSON values decoded and the two times as the API's text by one
+# function per value (storage/statements.py `as_json`, `as_api_time`).
 SUMMARY_COLUMNS = (col(ContentItem.id), col(ContentItem.brand_id), col(ContentItem.name), col(ContentItem.copy_mode),
-                   col(ContentItem.single_copy), col(ContentItem.platform_copy), col(ContentItem.settings),
-                   col(ContentItem.intended_integration_ids), col(ContentItem.created_at),
-                   col(ContentItem.updated_at), LABEL_IDS_COLUMN)
+                   as_json(ContentItem.single_copy), as_json(ContentItem.platform_copy),
+                   as_json(ContentItem.settings), as_json(ContentItem.intended_integration_ids),
+                   as_api_time(ContentItem.created_at), as_api_time(ContentItem.updated_at), LABEL_IDS_COLUMN)
 
 
-# Built once (tools/content/rules.py `summary` reads these columns: rows, not ContentItem objects; the two times
-# come as the API's text, made on SQLite straight from the stored text). SQLAlchemy's own `select`: it types
-# eleven columns, sqlmodel's stops at four.
+# Built once (tools/content/rules.py `summary` reads these columns: rows, not ContentItem objects).
+# SQLAlchemy's own `select`: it types eleven columns, sqlmodel's stops at four.
 # The page proves the brand visible to the key (the endpoint's `brand_proved_by_handler`): it selects only while
 # the brand is in the key's workspace, a subquery SQLite and PostgreSQL evaluate once.
 _BRAND_VISIBLE = exists(select(Brand.id).where(col(Brand.id) == bindparam("brand_id"),
                                                col(Brand.workspace_id) == bindparam("workspace_id")))
 _LIST = keyset.PageQuery(core_select(*SUMMARY_COLUMNS).where(col(ContentItem.brand_id) == bindparam("brand_id"),
                                                              _BRAND_VISIBLE),
-                         ContentItem.updated_at, ContentItem.id, iso=("created_at", "updated_at"))
+                         ContentItem.updated_at, ContentItem.id)
 
 
 async def list_content_items(call: Call, req: ListContentItemsRequest) -> sc.ContentItemPage:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import bindparam, func
+from sqlalchemy import bindparam, func, literal_column
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -328,7 +328,10 @@ async def label_ids_of(session: AsyncSession, item_ids: list[str]) -> dict[str, 
 # SQLAlchemy's `aggregate_strings`), so a list page reads its items and their labels in one statement, from one
 # snapshot, instead of a second select (four driver calls on SQLite; docs/decisions.md, "Public APIs, fewer
 # statements"). IDs never hold a comma; `labels_of_column` splits and orders them as `label_ids_of` does.
-LABEL_IDS_COLUMN = (select(func.aggregate_strings(col(ContentItemLabel.label_id), ","))
+# The separator is SQL text, not the `str` the function's signature names: SQLAlchemy renders a `str` separator
+# into the SQL at every execution (a "post-compile" literal, which the statement cache cannot hold).
+_COMMA: Any = literal_column("','")
+LABEL_IDS_COLUMN = (select(func.aggregate_strings(col(ContentItemLabel.label_id), _COMMA))
                     .where(col(ContentItemLabel.content_item_id) == col(ContentItem.id))
                     .scalar_subquery().label("label_ids"))
 
