@@ -29,7 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.inprocess import init_demo, run_in_lifespan  # noqa: E402
+from bench.inprocess import asgi_call, init_demo, run_in_lifespan  # noqa: E402
 
 CREATE_BODY = {"name": "Bench draft", "single_copy": {"caption": "Hello from the bench", "hashtags": ["bench"]}}
 OLDER_BODY = {"name": "Bench draft", "copy_mode": "single", "single_copy": {"caption": "Hello", "hashtags": ["bench"]}}
@@ -78,28 +78,8 @@ def main() -> None:
         event.listen(engine, "begin", lambda *a: counts.update(["begin"]))
         event.listen(engine, "commit", lambda *a: counts.update(["commit"]))
         event.listen(engine, "rollback", lambda *a: counts.update(["rollback"]))
-    headers = [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {key}".encode()),
-               (b"content-type", b"application/json")]
-
     async def call(method: str, path: str, query: bytes, body: bytes) -> list[Any]:
-        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
-                 "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "",
-                 "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000), "state": {}}
-        sent, out = False, []
-
-        async def receive() -> dict:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await asyncio.sleep(3600)
-            return {"type": "http.disconnect"}
-
-        async def send(message: Any) -> None:
-            out.append(message)
-
-        await app(scope, receive, send)
-        return out
+        return await asgi_call(app, key, method, path, query, body)
 
     async def run() -> None:
         loop = asyncio.get_running_loop()

@@ -22,6 +22,31 @@ def init_demo(env: dict[str, str]) -> tuple[str, str]:
     return demo["api_key"]["secret"], demo["brands"][0]["id"]
 
 
+async def asgi_call(app: Callable[..., Coroutine[Any, Any, Any]], key: str, method: str, path: str,
+                    query: bytes = b"", body: bytes = b"") -> list[Any]:
+    """One HTTP request to the ASGI app as a server would make it, with the key as bearer: the messages it sent."""
+    headers = [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {key}".encode()),
+               (b"content-type", b"application/json")]
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
+             "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "",
+             "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000), "state": {}}
+    sent, out = False, []
+
+    async def receive() -> dict:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.sleep(3600)  # a client that stays connected
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        out.append(message)
+
+    await app(scope, receive, send)
+    return out
+
+
 def run_in_lifespan(app: Callable[..., Coroutine[Any, Any, Any]], run: Callable[[], Awaitable[None]]) -> None:
     """Start the ASGI app's lifespan, await `run()`, shut the lifespan down (as a server would)."""
 

@@ -13,7 +13,6 @@ for byte: give both the same `--home` (made and seeded on first use).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import re
@@ -21,14 +20,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import MutableMapping
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.inprocess import run_in_lifespan  # noqa: E402
+from bench.inprocess import asgi_call, run_in_lifespan  # noqa: E402
 
 CREATE_BODY = {"name": "Bench draft", "single_copy": {"caption": "Hello from the bench", "hashtags": ["bench"]}}
 
@@ -63,29 +60,10 @@ def main() -> None:
     logs.configure("INFO", "text")
     stdout, sys.stderr = sys.stdout, open(os.devnull, "w")  # noqa: SIM115 (the access log, formatted, dropped)
     app = app_from_env()
-    headers = [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {key}".encode()),
-               (b"content-type", b"application/json")]
     path = f"/v1/brands/{brand}/content-items"
 
     async def call(method: str, query: bytes = b"", body: bytes = b"") -> list[dict]:
-        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
-                 "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "",
-                 "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000), "state": {}}
-        sent, out = False, []
-
-        async def receive() -> dict:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await asyncio.sleep(3600)
-            return {"type": "http.disconnect"}
-
-        async def send(message: MutableMapping[str, Any]) -> None:
-            out.append(message)
-
-        await app(scope, receive, send)
-        return out
+        return await asgi_call(app, key, method, path, query, body)
 
     async def run() -> None:
         for n in range(20 if seed else 0):
